@@ -1,0 +1,491 @@
+//! `checker setup`: installs what the labs need, fast path first.
+//!
+//! Every step first checks (cheaply) whether its work is already done and
+//! prints one line `setup: <step> ... ok (...)` either way. A second run on
+//! a ready machine runs only `dpkg-query` and `rustc --print sysroot`.
+//!
+//! The other subcommands call [`ensure`] with `book: false` before they
+//! build anything, so `make lab-01` on a fresh machine installs what is
+//! missing by itself.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+/// Debian packages the labs need on the host.
+pub const DEBIAN_PACKAGES: &[&str] = &[
+    "qemu-system-x86",
+    "busybox-static",
+    "libclang-dev",
+    "clang",
+    "cpio",
+    "kmod",
+    "linux-headers-amd64",
+    "make",
+    "gcc",
+    "bc",
+];
+
+/// The metapackage whose dependency names the current kernel ABI.
+pub const HEADERS_METAPACKAGE: &str = "linux-headers-amd64";
+
+/// What [`ensure`] should do.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Also install the book tools (`mdbook`, `mdbook-linkcheck`).
+    pub book: bool,
+    /// Print the fast-path lines too (`setup` does, `lab` does not).
+    pub verbose: bool,
+}
+
+/// Where everything a lab run needs lives once [`ensure`] has succeeded.
+#[derive(Debug, Clone)]
+pub struct Toolchain {
+    /// Kernel ABI, e.g. `6.1.0-57-amd64`.
+    pub abi: String,
+    /// Kbuild tree for out-of-tree modules: `/usr/src/linux-headers-<abi>`.
+    pub kdir: PathBuf,
+    /// The guest kernel: `<cache>/<abi>/boot/vmlinuz-<abi>`.
+    pub vmlinuz: PathBuf,
+    /// The guest kernel's modules: `<cache>/<abi>/lib/modules/<abi>`.
+    pub modules_dir: PathBuf,
+    /// The cache root (shared by all ABIs), e.g. `~/.cache/rust-kernel-labs`.
+    pub cache: PathBuf,
+}
+
+/// `${LABS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-kernel-labs}`.
+pub fn cache_root() -> PathBuf {
+    if let Some(dir) = non_empty_env("LABS_CACHE") {
+        return PathBuf::from(dir);
+    }
+    let base = non_empty_env("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(non_empty_env("HOME").unwrap_or_else(|| "/tmp".into())).join(".cache")
+        });
+    base.join("rust-kernel-labs")
+}
+
+fn non_empty_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Runs every setup step; see the module documentation.
+pub fn ensure(opts: &Options) -> Result<Toolchain> {
+    let say = |line: &str| {
+        if opts.verbose {
+            println!("setup: {line}");
+        }
+    };
+    let mut apt = Apt::new();
+
+    // 1. Debian packages.
+    let missing = missing_packages(DEBIAN_PACKAGES)?;
+    if missing.is_empty() {
+        say("debian packages ... ok (already installed)");
+    } else {
+        println!("setup: debian packages ... installing {}", missing.join(" "));
+        apt.install(&missing)?;
+        let still = missing_packages(DEBIAN_PACKAGES)?;
+        if !still.is_empty() {
+            bail!(
+                "apt-get reported success but these packages are still missing: {}\n\
+                 retry with `make setup`",
+                still.join(" ")
+            );
+        }
+        println!("setup: debian packages ... ok (installed)");
+    }
+
+    // 2. Kernel ABI and headers.
+    let depends = capture(
+        Command::new("dpkg-query").args(["-W", "-f=${Depends}", HEADERS_METAPACKAGE]),
+        "dpkg-query",
+    )?;
+    let abi = abi_from_depends(&depends).with_context(|| {
+        format!("cannot find the kernel ABI in the Depends of {HEADERS_METAPACKAGE}: {depends:?}")
+    })?;
+    let kdir = PathBuf::from(format!("/usr/src/linux-headers-{abi}"));
+    let headers_pkg = format!("linux-headers-{abi}");
+    if kdir.join("Makefile").is_file() && missing_packages(&[&headers_pkg])?.is_empty() {
+        say(&format!("kernel headers {abi} ... ok (already installed)"));
+    } else {
+        println!("setup: kernel headers {abi} ... installing {headers_pkg}");
+        apt.install(&[headers_pkg.clone()])?;
+        if !kdir.join("Makefile").is_file() {
+            bail!(
+                "{headers_pkg} is installed but {} has no Makefile\nretry with `make setup`",
+                kdir.display()
+            );
+        }
+        println!("setup: kernel headers {abi} ... ok (installed)");
+    }
+
+    // 3. Guest kernel, in the cache, never installed on the host.
+    let cache = cache_root();
+    let abi_dir = cache.join(&abi);
+    let vmlinuz = abi_dir.join("boot").join(format!("vmlinuz-{abi}"));
+    let modules_dir = abi_dir.join("lib/modules").join(&abi);
+    if vmlinuz.is_file() {
+        say(&format!(
+            "guest kernel {abi} ... ok (cached in {})",
+            abi_dir.display()
+        ));
+    } else {
+        let started = Instant::now();
+        println!(
+            "setup: guest kernel {abi} ... downloading linux-image-{abi}-unsigned into {}",
+            abi_dir.display()
+        );
+        fetch_guest_kernel(&mut apt, &abi, &cache, &abi_dir)?;
+        if !vmlinuz.is_file() {
+            bail!(
+                "linux-image-{abi}-unsigned has no {}\nretry with `make setup`",
+                vmlinuz.display()
+            );
+        }
+        println!(
+            "setup: guest kernel {abi} ... ok (downloaded in {:.1} s)",
+            started.elapsed().as_secs_f64()
+        );
+    }
+
+    // 4. Rust components and target.
+    ensure_rust(&say)?;
+
+    // 5. Book tools.
+    if opts.book {
+        ensure_cargo_tool("mdbook", &["--locked", "mdbook", "--version", "~0.4"], &say)?;
+        ensure_cargo_tool("mdbook-linkcheck", &["--locked", "mdbook-linkcheck"], &say)?;
+    } else {
+        say("book tools ... skipped (--no-book)");
+    }
+
+    Ok(Toolchain {
+        abi,
+        kdir,
+        vmlinuz,
+        modules_dir,
+        cache,
+    })
+}
+
+/// Extracts the kernel ABI from the `Depends` field of `linux-headers-amd64`,
+/// e.g. `linux-headers-6.1.0-57-amd64 (= 6.1.192-1)` gives `6.1.0-57-amd64`.
+pub fn abi_from_depends(depends: &str) -> Option<String> {
+    depends
+        .split([',', '|'])
+        .map(|alt| alt.split_whitespace().next().unwrap_or(""))
+        .filter_map(|name| name.strip_prefix("linux-headers-"))
+        .find(|abi| {
+            abi.starts_with(|c: char| c.is_ascii_digit())
+                && abi
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+        })
+        .map(str::to_owned)
+}
+
+/// Parses `dpkg-query -W -f='${Package} ${db:Status-Status}\n'` output and
+/// returns the wanted packages that are not `installed`, in `wanted` order.
+pub fn not_installed(dpkg_output: &str, wanted: &[&str]) -> Vec<String> {
+    let installed: Vec<&str> = dpkg_output
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let name = words.next()?;
+            // Multi-arch packages print as `name:arch`.
+            let name = name.split(':').next().unwrap_or(name);
+            (words.next() == Some("installed")).then_some(name)
+        })
+        .collect();
+    wanted
+        .iter()
+        .filter(|p| !installed.contains(p))
+        .map(|p| p.to_string())
+        .collect()
+}
+
+fn missing_packages(wanted: &[&str]) -> Result<Vec<String>> {
+    // Exit status 1 only means "some package is unknown": read stdout anyway.
+    let out = Command::new("dpkg-query")
+        .arg("-W")
+        .arg("-f=${Package} ${db:Status-Status}\n")
+        .args(wanted)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run dpkg-query (is this a Debian system?)")?;
+    Ok(not_installed(&String::from_utf8_lossy(&out.stdout), wanted))
+}
+
+fn is_root() -> bool {
+    fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+}
+
+/// A command as root: `sudo` prefix when we are not root.
+fn privileged(program: &str) -> Command {
+    if is_root() {
+        Command::new(program)
+    } else {
+        let mut c = Command::new("sudo");
+        c.arg(program);
+        c
+    }
+}
+
+/// apt-get with `apt-get update` run at most once, only when needed.
+struct Apt {
+    updated: bool,
+}
+
+impl Apt {
+    fn new() -> Self {
+        Apt { updated: false }
+    }
+
+    fn update(&mut self) -> Result<()> {
+        if !self.updated {
+            println!("setup: apt-get update");
+            run(
+                privileged("apt-get")
+                    .arg("update")
+                    .env("DEBIAN_FRONTEND", "noninteractive"),
+                "apt-get update",
+            )?;
+            self.updated = true;
+        }
+        Ok(())
+    }
+
+    fn install(&mut self, packages: &[String]) -> Result<()> {
+        self.update()?;
+        run(
+            privileged("apt-get")
+                .args(["install", "-y", "--no-install-recommends"])
+                .args(packages)
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+            &format!("apt-get install {}", packages.join(" ")),
+        )
+        .map(drop)
+    }
+
+    /// `apt-get download` into `dir`; runs `apt-get update` and retries once
+    /// when the package lists are missing or stale.
+    fn download(&mut self, package: &str, dir: &Path) -> Result<()> {
+        let attempt = || {
+            run(
+                Command::new("apt-get")
+                    .args(["download", package])
+                    .current_dir(dir),
+                &format!("apt-get download {package}"),
+            )
+        };
+        match attempt() {
+            Ok(_) => Ok(()),
+            Err(_) if !self.updated => {
+                self.update()?;
+                attempt().map(drop)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+fn fetch_guest_kernel(apt: &mut Apt, abi: &str, cache: &Path, abi_dir: &Path) -> Result<()> {
+    fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
+    // Everything happens in a temporary folder inside the cache (same file
+    // system) and is renamed into place at the end: an interrupted run
+    // leaves no half-extracted kernel behind.
+    let tmp = tempfile::Builder::new()
+        .prefix(".download-")
+        .tempdir_in(cache)
+        .with_context(|| format!("cannot create a temporary folder in {}", cache.display()))?;
+    // `apt-get download` as root drops privileges to `_apt`, which must be
+    // able to write there.
+    let _ = fs::set_permissions(
+        tmp.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    );
+    let package = format!("linux-image-{abi}-unsigned");
+    apt.download(&package, tmp.path())?;
+    let deb = fs::read_dir(tmp.path())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension() == Some(OsStr::new("deb")))
+        .with_context(|| format!("apt-get download {package} produced no .deb"))?;
+    let extracted = tmp.path().join("root");
+    run(
+        Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&extracted),
+        &format!("dpkg-deb -x {}", deb.display()),
+    )?;
+    fs::remove_file(&deb)?;
+    if abi_dir.exists() {
+        // A previous cache without vmlinuz: replace it.
+        fs::remove_dir_all(abi_dir)
+            .with_context(|| format!("cannot remove the stale {}", abi_dir.display()))?;
+    }
+    fs::rename(&extracted, abi_dir)
+        .with_context(|| format!("cannot move the kernel into {}", abi_dir.display()))?;
+    Ok(())
+}
+
+fn ensure_rust(say: &dyn Fn(&str)) -> Result<()> {
+    // Run from the workspace root so rust-toolchain.toml selects the toolchain.
+    let root = crate::workspace::root().ok();
+    let sysroot = |root: &Option<PathBuf>| -> Result<PathBuf> {
+        let mut c = Command::new("rustc");
+        c.args(["--print", "sysroot"]);
+        if let Some(r) = root {
+            c.current_dir(r);
+        }
+        Ok(PathBuf::from(capture(&mut c, "rustc --print sysroot")?.trim()))
+    };
+    let sys = sysroot(&root)?;
+    let missing = |sys: &Path| {
+        let mut components = Vec::new();
+        if !sys.join("lib/rustlib/src").is_dir() {
+            components.push("rust-src");
+        }
+        if !sys.join("bin/rustfmt").is_file() {
+            components.push("rustfmt");
+        }
+        if !sys.join("bin/cargo-clippy").is_file() {
+            components.push("clippy");
+        }
+        let target = !sys.join("lib/rustlib/x86_64-unknown-none").is_dir();
+        (components, target)
+    };
+    let (components, target) = missing(&sys);
+    if components.is_empty() && !target {
+        say("rust components ... ok (rust-src rustfmt clippy x86_64-unknown-none present)");
+        return Ok(());
+    }
+    let with_root = |c: &mut Command| {
+        if let Some(r) = &root {
+            c.current_dir(r);
+        }
+    };
+    if !components.is_empty() {
+        println!(
+            "setup: rust components ... installing {}",
+            components.join(" ")
+        );
+        let mut c = Command::new("rustup");
+        c.args(["component", "add"]).args(&components);
+        with_root(&mut c);
+        run(&mut c, &format!("rustup component add {}", components.join(" ")))?;
+    }
+    if target {
+        println!("setup: rust components ... installing target x86_64-unknown-none");
+        let mut c = Command::new("rustup");
+        c.args(["target", "add", "x86_64-unknown-none"]);
+        with_root(&mut c);
+        run(&mut c, "rustup target add x86_64-unknown-none")?;
+    }
+    let (components, target) = missing(&sysroot(&root)?);
+    if !components.is_empty() || target {
+        bail!("rustup reported success but the toolchain still lacks components\nretry with `make setup`");
+    }
+    println!("setup: rust components ... ok (installed)");
+    Ok(())
+}
+
+fn ensure_cargo_tool(tool: &str, install_args: &[&str], say: &dyn Fn(&str)) -> Result<()> {
+    let present = Command::new(tool)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if present {
+        say(&format!("{tool} ... ok (already installed)"));
+        return Ok(());
+    }
+    println!("setup: {tool} ... installing with cargo install (takes a few minutes)");
+    run(
+        Command::new("cargo").arg("install").args(install_args),
+        &format!("cargo install {}", install_args.join(" ")),
+    )?;
+    println!("setup: {tool} ... ok (installed)");
+    Ok(())
+}
+
+/// Runs a command, capturing its output; on failure the error shows the
+/// tail of its stderr and how to retry.
+fn run(cmd: &mut Command, what: &str) -> Result<Output> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("cannot start `{what}`\nretry with `make setup`"))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let text = if stderr.trim().is_empty() { stdout } else { stderr };
+        bail!(
+            "`{what}` failed ({})\n{}\nretry with `make setup`",
+            out.status,
+            tail(&text, 20)
+        );
+    }
+    Ok(out)
+}
+
+fn capture(cmd: &mut Command, what: &str) -> Result<String> {
+    let out = run(cmd, what)?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The last `n` lines of `text`.
+pub fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::{expect, Expect};
+
+    fn check_abi(depends: &str, expect: Expect) {
+        expect.assert_eq(&format!("{:?}", abi_from_depends(depends)));
+    }
+
+    #[test]
+    fn abi_from_metapackage_depends() {
+        check_abi(
+            "linux-headers-6.1.0-57-amd64 (= 6.1.192-1)",
+            expect![[r#"Some("6.1.0-57-amd64")"#]],
+        );
+        check_abi(
+            "linux-headers-6.12.9+bpo-amd64 (= 6.12.9-1~bpo12+1)",
+            expect![[r#"Some("6.12.9+bpo-amd64")"#]],
+        );
+        check_abi(
+            "libc6, linux-headers-6.1.0-58-amd64",
+            expect![[r#"Some("6.1.0-58-amd64")"#]],
+        );
+        check_abi("", expect![["None"]]);
+        check_abi("linux-headers-amd64-foo", expect![["None"]]);
+    }
+
+    #[test]
+    fn dpkg_query_status() {
+        let out = "bc installed\ngcc installed\ncpio not-installed\nmake config-files\nlibc6:amd64 installed\n";
+        expect![[r#"["cpio", "make", "qemu-system-x86"]"#]].assert_eq(&format!(
+            "{:?}",
+            not_installed(out, &["bc", "gcc", "cpio", "make", "qemu-system-x86", "libc6"])
+        ));
+    }
+
+    #[test]
+    fn tail_lines() {
+        assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
+        assert_eq!(tail("a", 5), "a");
+    }
+}

@@ -1,0 +1,289 @@
+//! Snapshot text of a step, as stored in `labs/<lab>/expected/NN-name.txt`.
+//!
+//! ```text
+//! $ insmod /lab/hello.ko
+//! status: 0
+//! --- output
+//! <stdout+stderr of the command>
+//! --- kernel log
+//! <kernel log lines of the step, filtered>
+//! ```
+//!
+//! Both headers are always present (an empty section has no lines), and the
+//! text always ends with a newline.
+//!
+//! Normalisation, and nothing more:
+//! - kernel log: the `[    1.234567] ` timestamp (and a `<6>` level) prefix
+//!   is removed; only lines that start with `<module>:` for one of the
+//!   lab's modules, or that report a crash (see [`CRASH_WORDS`]), are kept;
+//!   the two lines every out-of-tree unsigned module causes
+//!   ([`DROPPED_KMSG`]) are dropped;
+//! - output and kernel log: hexadecimal addresses (`0x` followed by 8 or more
+//!   hex digits, or a bare 16-hex-digit word) become `0x<ADDR>`; a `\r`
+//!   before a newline (added by the serial line) is removed.
+
+use std::fmt::Write as _;
+
+/// Kernel log words that keep a line even when it is not the module's.
+pub const CRASH_WORDS: &[&str] = &[
+    "Oops",
+    "BUG:",
+    "WARNING:",
+    "Call Trace",
+    "general protection fault",
+    "Kernel panic",
+];
+
+/// Lines (after the `<module>: ` prefix) dropped from the kernel log.
+pub const DROPPED_KMSG: &[&str] = &[
+    "loading out-of-tree module taints kernel.",
+    "module verification failed: signature and/or required key missing - tainting kernel",
+];
+
+/// Renders the snapshot text of one finished step.
+pub fn render(command: &str, status: i32, output: &str, kmsg: &str, modules: &[String]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "$ {command}");
+    let _ = writeln!(s, "status: {status}");
+    s.push_str("--- output\n");
+    push_body(&mut s, &normalise_output(output));
+    s.push_str("--- kernel log\n");
+    push_body(&mut s, &filter_kmsg(kmsg, modules));
+    s
+}
+
+fn push_body(s: &mut String, body: &str) {
+    if !body.is_empty() {
+        s.push_str(body);
+        if !body.ends_with('\n') {
+            s.push('\n');
+        }
+    }
+}
+
+/// Normalises a command's output: addresses, `\r\n`.
+pub fn normalise_output(output: &str) -> String {
+    normalise_addresses(&output.replace("\r\n", "\n"))
+}
+
+/// Removes a `[    1.234567] ` timestamp and a `<N>` level prefix.
+pub fn strip_kmsg_prefix(line: &str) -> &str {
+    let mut line = line.trim_end_matches('\r');
+    if let Some(rest) = line.strip_prefix('<') {
+        if let Some((level, rest)) = rest.split_once('>') {
+            if !level.is_empty() && level.chars().all(|c| c.is_ascii_digit()) {
+                line = rest;
+            }
+        }
+    }
+    if let Some(rest) = line.strip_prefix('[') {
+        if let Some((stamp, rest)) = rest.split_once(']') {
+            if stamp.trim().chars().all(|c| c.is_ascii_digit() || c == '.') {
+                line = rest.strip_prefix(' ').unwrap_or(rest);
+            }
+        }
+    }
+    line
+}
+
+/// Whether a (prefix-stripped) kernel log line reports a crash.
+pub fn is_crash_line(line: &str) -> bool {
+    CRASH_WORDS.iter().any(|w| line.contains(w))
+}
+
+/// Keeps the lab's module lines and crash lines of a step's kernel log,
+/// normalised, one per line.
+pub fn filter_kmsg(kmsg: &str, modules: &[String]) -> String {
+    let mut out = String::new();
+    for raw in kmsg.lines() {
+        let line = strip_kmsg_prefix(raw);
+        let module_rest = modules
+            .iter()
+            .find_map(|m| line.strip_prefix(m.as_str())?.strip_prefix(':'));
+        let keep = match module_rest {
+            Some(rest) => !DROPPED_KMSG.contains(&rest.trim()),
+            None => is_crash_line(line),
+        };
+        if keep {
+            out.push_str(&normalise_addresses(line));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Replaces `0x` + 8 or more hex digits, and bare 16-hex-digit words, by
+/// `0x<ADDR>`.
+pub fn normalise_addresses(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut copied = 0;
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    while i < bytes.len() {
+        let at_word_start = i == 0 || !is_word(bytes[i - 1]);
+        if !at_word_start {
+            i += 1;
+            continue;
+        }
+        // `0x` form.
+        if bytes[i] == b'0' && bytes.get(i + 1) == Some(&b'x') {
+            let digits = hex_run(&bytes[i + 2..]);
+            if digits >= 8 {
+                out.push_str(&text[copied..i]);
+                out.push_str("0x<ADDR>");
+                i += 2 + digits;
+                copied = i;
+                continue;
+            }
+        }
+        // Bare 16-digit word.
+        let digits = hex_run(&bytes[i..]);
+        if digits == 16 && !bytes.get(i + 16).copied().is_some_and(is_word) {
+            out.push_str(&text[copied..i]);
+            out.push_str("0x<ADDR>");
+            i += 16;
+            copied = i;
+            continue;
+        }
+        i += 1;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+fn hex_run(bytes: &[u8]) -> usize {
+    bytes.iter().take_while(|b| b.is_ascii_hexdigit()).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::{expect, Expect};
+
+    fn modules() -> Vec<String> {
+        vec!["hello".into(), "rust_misc".into()]
+    }
+
+    fn check_kmsg(kmsg: &str, expect: Expect) {
+        expect.assert_eq(&filter_kmsg(kmsg, &modules()));
+    }
+
+    #[test]
+    fn kmsg_filter() {
+        check_kmsg(
+            "[    3.123456] checker: step 1 load\n\
+             [    3.200000] hello: loading out-of-tree module taints kernel.\n\
+             [    3.200001] hello: module verification failed: signature and/or required key missing - tainting kernel\n\
+             [    3.210000] hello: Hello, world\n\
+             [   13.210000] hello_world: not ours\n\
+             [  113.210000] rust_misc: registered minor 123\n\
+             <6>[    3.3] hello: level prefixed\n\
+             [    3.4] random: crng init done\n\
+             hello: no timestamp\r\n\
+             [    3.5] hellothere: no colon match\n",
+            expect![[r#"
+                hello: Hello, world
+                rust_misc: registered minor 123
+                hello: level prefixed
+                hello: no timestamp
+            "#]],
+        );
+    }
+
+    #[test]
+    fn kmsg_crash_lines_kept() {
+        check_kmsg(
+            "[    5.1] BUG: kernel NULL pointer dereference, address: 0000000000000008\n\
+             [    5.2] #PF: supervisor read access in kernel mode\n\
+             [    5.3] Oops: 0000 [#1] PREEMPT SMP NOPTI\n\
+             [    5.4] RIP: 0010:hello_init+0x5/0x10 [hello]\n\
+             [    5.5] Call Trace:\n\
+             [    5.6]  <TASK>\n\
+             [    5.7] WARNING: CPU: 0 PID: 1 at lib/foo.c:1 bar+0x1/0x2\n\
+             [    5.8] hello: RSP: ffffa3c2c0013e40 and 0xffffffffc0a01000\n",
+            expect![[r#"
+                BUG: kernel NULL pointer dereference, address: 0x<ADDR>
+                Oops: 0000 [#1] PREEMPT SMP NOPTI
+                Call Trace:
+                WARNING: CPU: 0 PID: 1 at lib/foo.c:1 bar+0x1/0x2
+                hello: RSP: 0x<ADDR> and 0x<ADDR>
+            "#]],
+        );
+    }
+
+    #[test]
+    fn addresses() {
+        let check = |input: &str, expect: Expect| expect.assert_eq(&normalise_addresses(input));
+        check("ptr 0xffffffffc0a01000!", expect!["ptr 0x<ADDR>!"]);
+        check("short 0x1234567 kept", expect!["short 0x1234567 kept"]);
+        check("eight 0x12345678.", expect!["eight 0x<ADDR>."]);
+        check("bare ffff8880abcd1234 word", expect!["bare 0x<ADDR> word"]);
+        check(
+            "not bare ffff8880abcd12345 or xffff8880abcd1234 or ffff8880abcd123",
+            expect!["not bare ffff8880abcd12345 or xffff8880abcd1234 or ffff8880abcd123"],
+        );
+        check("x0xdeadbeefdead", expect!["x0xdeadbeefdead"]);
+        check("hello+0x5/0x10 [hello]", expect!["hello+0x5/0x10 [hello]"]);
+        check("ünïcode 0xdeadbeef ök", expect!["ünïcode 0x<ADDR> ök"]);
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(strip_kmsg_prefix("[    1.234567] hello: x"), "hello: x");
+        assert_eq!(strip_kmsg_prefix("[12345.000001] hello: x"), "hello: x");
+        assert_eq!(strip_kmsg_prefix("<4>[    1.2] hello: x"), "hello: x");
+        assert_eq!(strip_kmsg_prefix("[not a stamp] x"), "[not a stamp] x");
+        assert_eq!(strip_kmsg_prefix("<x> y"), "<x> y");
+    }
+
+    #[test]
+    fn rendering() {
+        let check = |status, output: &str, kmsg: &str, expect: Expect| {
+            expect.assert_eq(&render(
+                "insmod /lab/hello.ko",
+                status,
+                output,
+                kmsg,
+                &modules(),
+            ))
+        };
+        check(
+            0,
+            "",
+            "[    3.2] hello: loading out-of-tree module taints kernel.\n[    3.3] hello: Hello\n",
+            expect![[r#"
+                $ insmod /lab/hello.ko
+                status: 0
+                --- output
+                --- kernel log
+                hello: Hello
+            "#]],
+        );
+        check(
+            1,
+            "insmod: can't insert '/lab/hello.ko': File exists",
+            "",
+            expect![[r#"
+                $ insmod /lab/hello.ko
+                status: 1
+                --- output
+                insmod: can't insert '/lab/hello.ko': File exists
+                --- kernel log
+            "#]],
+        );
+        check(
+            0,
+            "a\r\nb at 0xffff888000000000\n",
+            "",
+            expect![[r#"
+                $ insmod /lab/hello.ko
+                status: 0
+                --- output
+                a
+                b at 0x<ADDR>
+                --- kernel log
+            "#]],
+        );
+    }
+}

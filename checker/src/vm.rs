@@ -1,0 +1,331 @@
+//! Running a lab's steps in a QEMU guest (see `vm/README.md`).
+//!
+//! [`run`] makes a temporary folder, writes an uncompressed newc initramfs
+//! (busybox, `/init`, the modules under `/lab/`, `/lab/steps.sh`), boots
+//! Debian's kernel with the console on `ttyS0` (`console.log`) and the result
+//! channel on `ttyS1` (`results.log`, see [`crate::results`]), and waits for
+//! QEMU to exit, the time limit, or Ctrl-C. QEMU is killed on every exit path
+//! (a guard kills it on drop) and the temporary folder is removed unless
+//! `keep` is set.
+
+use std::fs;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::accel::Accel;
+use crate::cpio;
+use crate::lab::Step;
+use crate::results::{self, Transcript};
+
+/// Set by the Ctrl-C handler; the poll loop kills QEMU when it sees it.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Installs the Ctrl-C handler (once per process).
+pub fn install_interrupt_handler() -> Result<()> {
+    ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst))
+        .context("cannot install the Ctrl-C handler")
+}
+
+/// Whether Ctrl-C was pressed.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// The error returned when Ctrl-C stopped a run (exit status 130).
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Where the static busybox comes from (Debian's `busybox-static`).
+pub const BUSYBOX: &str = "/bin/busybox";
+
+/// The guest's `/init`.
+pub const INIT: &str = r#"#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /tmp
+sh /lab/steps.sh
+poweroff -f
+"#;
+
+/// The serial port of the result channel, in the guest.
+pub const RESULT_PORT: &str = "/dev/ttyS1";
+
+/// What to run in the guest.
+pub struct GuestConfig<'a> {
+    /// Guest kernel.
+    pub vmlinuz: &'a Path,
+    /// `(name, path)` of each module: copied to `/lab/<name>.ko`.
+    pub modules: Vec<(String, PathBuf)>,
+    /// Steps to run, in order.
+    pub steps: &'a [Step],
+    /// Guest CPUs.
+    pub smp: u32,
+    /// Guest memory in MiB.
+    pub memory_mb: u32,
+    /// Time limit for the whole run, boot included.
+    pub timeout: Duration,
+    /// Accelerator.
+    pub accel: Accel,
+    /// Keep the temporary folder (its path is in [`GuestRun::kept_dir`]).
+    pub keep: bool,
+}
+
+/// Events reported while the guest runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// QEMU started.
+    Booting,
+    /// Step `index` (0-based) started in the guest.
+    StepStarted(usize),
+}
+
+/// How the guest run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// QEMU exited by itself (power-off, panic with `-no-reboot`, error).
+    Exited,
+    /// The time limit expired; QEMU was killed.
+    TimedOut,
+}
+
+/// What a guest run produced.
+#[derive(Debug)]
+pub struct GuestRun {
+    /// Kernel console (`ttyS0`), lossily decoded.
+    pub console: String,
+    /// The parsed result channel.
+    pub transcript: Transcript,
+    /// How the run ended.
+    pub ending: Ending,
+    /// QEMU's exit status when it exited by itself.
+    pub qemu_status: Option<ExitStatus>,
+    /// QEMU's own stderr (its error messages).
+    pub qemu_stderr: String,
+    /// Wall time from QEMU start to its end.
+    pub wall: Duration,
+    /// Wall time from QEMU start to the first step's start marker.
+    pub boot_time: Option<Duration>,
+    /// The temporary folder, when kept.
+    pub kept_dir: Option<PathBuf>,
+}
+
+/// Kills and reaps QEMU when dropped, whatever the exit path.
+struct QemuGuard(Child);
+
+impl Drop for QemuGuard {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// Writes the initramfs for `steps` with result-channel `token` to `path`.
+pub fn write_initramfs(
+    path: &Path,
+    busybox: &[u8],
+    modules: &[(String, Vec<u8>)],
+    steps: &[Step],
+    token: &str,
+) -> Result<()> {
+    let file = fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut w = cpio::Writer::new(std::io::BufWriter::new(file));
+    for dir in ["bin", "dev", "proc", "sys", "tmp", "lab"] {
+        w.dir(dir, 0o755)?;
+    }
+    w.char_dev("dev/console", 0o600, 5, 1)?;
+    w.file("bin/busybox", 0o755, busybox)?;
+    w.file("init", 0o755, INIT.as_bytes())?;
+    for (name, data) in modules {
+        w.file(&format!("lab/{name}.ko"), 0o644, data)?;
+    }
+    let script = results::runner_script(token, steps, RESULT_PORT);
+    w.file("lab/steps.sh", 0o755, script.as_bytes())?;
+    w.finish()?;
+    Ok(())
+}
+
+fn read_busybox() -> Result<Vec<u8>> {
+    let data = fs::read(BUSYBOX).with_context(|| {
+        format!("cannot read {BUSYBOX}: install busybox-static (`make setup`)")
+    })?;
+    // A dynamically linked busybox (package `busybox`) cannot run in the
+    // initramfs, which has no libc.
+    if data.windows(11).any(|w| w == b"ld-linux-x8") {
+        bail!("{BUSYBOX} is dynamically linked: install busybox-static (`make setup`)");
+    }
+    Ok(data)
+}
+
+/// The kernel command line of a lab guest.
+pub const KERNEL_CMDLINE: &str = "console=ttyS0 loglevel=7 panic=-1 rdinit=/init";
+
+/// Boots the guest, runs the steps and collects what they reported.
+/// `progress` is called from the poll loop. Returns `Err(Interrupted)` on
+/// Ctrl-C, after killing QEMU and removing the temporary folder.
+pub fn run(cfg: &GuestConfig<'_>, progress: &mut dyn FnMut(Progress)) -> Result<GuestRun> {
+    let tmp = tempfile::Builder::new().prefix("checker-vm-").tempdir()?;
+    let dir = tmp.path();
+    let token = results::new_token().context("cannot read /dev/urandom")?;
+    let busybox = read_busybox()?;
+    let mut modules = Vec::new();
+    for (name, path) in &cfg.modules {
+        let data = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        modules.push((name.clone(), data));
+    }
+    let initramfs = dir.join("initramfs.cpio");
+    write_initramfs(&initramfs, &busybox, &modules, cfg.steps, &token)?;
+    let console_path = dir.join("console.log");
+    let results_path = dir.join("results.log");
+    let stderr_path = dir.join("qemu.stderr");
+
+    let mut cmd = Command::new("qemu-system-x86_64");
+    cmd.args(cfg.accel.qemu_args())
+        .args(["-m", &cfg.memory_mb.to_string()])
+        .args(["-smp", &cfg.smp.to_string()])
+        .args(["-nodefaults", "-display", "none", "-no-reboot"])
+        .arg("-kernel")
+        .arg(cfg.vmlinuz)
+        .arg("-initrd")
+        .arg(&initramfs)
+        .args(["-append", KERNEL_CMDLINE])
+        .arg("-serial")
+        .arg(format!("file:{}", console_path.display()))
+        .arg("-serial")
+        .arg(format!("file:{}", results_path.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(&stderr_path)?)
+        // Its own process group: Ctrl-C reaches the checker only, which then
+        // kills QEMU itself.
+        .process_group(0);
+    let started = Instant::now();
+    let mut qemu = QemuGuard(
+        cmd.spawn()
+            .context("cannot start qemu-system-x86_64: install qemu-system-x86 (`make setup`)")?,
+    );
+    progress(Progress::Booting);
+
+    let mut boot_time = None;
+    let mut seen_len = 0u64;
+    let mut reported = 0usize; // steps whose start was reported
+    let (ending, qemu_status) = loop {
+        if let Some(status) = qemu.0.try_wait()? {
+            break (Ending::Exited, Some(status));
+        }
+        if interrupted() {
+            drop(qemu);
+            drop(tmp);
+            return Err(Interrupted.into());
+        }
+        if started.elapsed() >= cfg.timeout {
+            let _ = qemu.0.kill();
+            let _ = qemu.0.wait();
+            break (Ending::TimedOut, None);
+        }
+        let len = fs::metadata(&results_path).map(|m| m.len()).unwrap_or(0);
+        if len != seen_len {
+            seen_len = len;
+            let text = String::from_utf8_lossy(&fs::read(&results_path).unwrap_or_default())
+                .into_owned();
+            let t = results::parse(&token, &text);
+            if boot_time.is_none() && t.last_started().is_some() {
+                boot_time = Some(started.elapsed());
+            }
+            if let Some(last) = t.last_started() {
+                while reported <= last {
+                    progress(Progress::StepStarted(reported));
+                    reported += 1;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let wall = started.elapsed();
+    drop(qemu);
+    let read = |p: &Path| String::from_utf8_lossy(&fs::read(p).unwrap_or_default()).into_owned();
+    let console = read(&console_path);
+    let results_text = read(&results_path);
+    let transcript = results::parse(&token, &results_text);
+    if boot_time.is_none() && transcript.last_started().is_some() {
+        boot_time = Some(wall);
+    }
+    let qemu_stderr = read(&stderr_path);
+    let kept_dir = if cfg.keep { Some(tmp.keep()) } else { None };
+    Ok(GuestRun {
+        console,
+        transcript,
+        ending,
+        qemu_status,
+        qemu_stderr,
+        wall,
+        boot_time,
+        kept_dir,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initramfs_lists_expected_files() {
+        let Ok(out) = Command::new("cpio").arg("--version").output() else {
+            return;
+        };
+        if !out.status.success() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("i.cpio");
+        let steps = vec![Step {
+            name: "load".into(),
+            run: "insmod /lab/hello.ko".into(),
+        }];
+        write_initramfs(
+            &path,
+            b"fake busybox",
+            &[("hello".into(), b"ko".to_vec())],
+            &steps,
+            "0123456789abcdef",
+        )
+        .unwrap();
+        let out = Command::new("cpio")
+            .args(["-t", "--quiet", "-F"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        expect_test::expect![[r#"
+            bin
+            dev
+            proc
+            sys
+            tmp
+            lab
+            dev/console
+            bin/busybox
+            init
+            lab/hello.ko
+            lab/steps.sh
+        "#]]
+        .assert_eq(&String::from_utf8(out.stdout).unwrap());
+    }
+}

@@ -1,0 +1,107 @@
+//! Generates the raw bindings with bindgen, from the installed kernel headers.
+//!
+//! The compiler flags are not written here: Kbuild passes the ones it uses for
+//! C in `KERNEL_CFLAGS`, and `KERNEL_OBJTREE` names the directory they are
+//! relative to (see `kbuild/rust-module.mk`). Of those flags, clang gets the
+//! ones that change what the headers declare; gcc-only code generation flags
+//! are dropped.
+
+use std::env;
+use std::path::{Path, PathBuf};
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=KERNEL_CFLAGS");
+    println!("cargo:rerun-if-env-changed=KERNEL_OBJTREE");
+    println!("cargo:rerun-if-changed=src/bindings_helper.h");
+    println!("cargo:rerun-if-changed=helpers/helpers.h");
+
+    let (Ok(cflags), Ok(objtree)) = (env::var("KERNEL_CFLAGS"), env::var("KERNEL_OBJTREE")) else {
+        eprintln!(
+            "error: KERNEL_CFLAGS and KERNEL_OBJTREE are not set.\n\
+             The kernel crate is built by Kbuild: run `make` in a module directory \
+             (for example labs/lab-01), or `make lab-01` at the top of the repository."
+        );
+        std::process::exit(1);
+    };
+
+    let objtree = PathBuf::from(objtree);
+    let mut args = clang_args(&cflags, &objtree);
+    args.extend([
+        "--target=x86_64-linux-gnu".to_owned(),
+        "-D__BINDGEN__".to_owned(),
+        "-Wno-unknown-warning-option".to_owned(),
+    ]);
+
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let bindings = bindgen::Builder::default()
+        .header("src/bindings_helper.h")
+        .clang_args(&args)
+        .use_core()
+        .ctypes_prefix("core::ffi")
+        .layout_tests(false)
+        .generate_comments(false)
+        .prepend_enum_name(false)
+        // Only pointers to `struct module` cross the boundary so far.
+        .opaque_type("module")
+        .allowlist_type("module")
+        .allowlist_function("_printk")
+        .allowlist_function("rust_helper_.*")
+        .allowlist_var("E[A-Z0-9]+")
+        .allowlist_var("MAX_ERRNO")
+        .generate()
+        .unwrap_or_else(|e| {
+            eprintln!("error: bindgen failed on src/bindings_helper.h: {e}");
+            std::process::exit(1);
+        });
+    bindings
+        .write_to_file(out.join("bindings.rs"))
+        .expect("OUT_DIR is writable");
+}
+
+/// Keeps the flags that affect what the headers declare, with paths made
+/// absolute: Kbuild runs the compiler from the kernel's object tree.
+fn clang_args(cflags: &str, objtree: &Path) -> Vec<String> {
+    let absolute = |path: &str| -> String {
+        let path = Path::new(path);
+        if path.is_absolute() {
+            path.display().to_string()
+        } else {
+            objtree.join(path).display().to_string()
+        }
+    };
+    let mut args = Vec::new();
+    let mut words = cflags.split_whitespace();
+    while let Some(word) = words.next() {
+        if word == "-include" {
+            if let Some(file) = words.next() {
+                args.push("-include".to_owned());
+                args.push(absolute(file));
+            }
+        } else if let Some(dir) = word.strip_prefix("-I") {
+            args.push(format!("-I{}", absolute(dir)));
+        } else if word.starts_with("-D")
+            || word.starts_with("-U")
+            || word.starts_with("-std=")
+            || KEPT_FLAGS.contains(&word)
+        {
+            args.push(word.to_owned());
+        }
+    }
+    args
+}
+
+/// Flags that change predefined macros or type layout, and that clang accepts.
+const KEPT_FLAGS: &[&str] = &[
+    "-nostdinc",
+    "-m64",
+    "-fshort-wchar",
+    "-mno-sse",
+    "-mno-sse2",
+    "-mno-mmx",
+    "-mno-3dnow",
+    "-mno-avx",
+    "-mno-80387",
+    "-mno-red-zone",
+    "-mcmodel=kernel",
+    "-fno-PIE",
+];

@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Kbuild fragment that links a Rust crate into a loadable module.
+#
+# A module directory's Kbuild file sets two variables and includes this file:
+#
+#   obj-m        := hello.o
+#   rust-module  := hello          # the .ko name, as in obj-m
+#   rust-package := lab-01         # the Cargo package holding the module's code
+#   include $(src)/../../kernel-crate/kbuild/rust-module.mk
+#
+# The package is built as a staticlib for x86_64-unknown-none with the
+# kernel's code model and the mitigations this kernel is built with
+# (retpolines, return thunks). Fat LTO leaves one object holding the crate
+# graph; it is linked into <name>.ko with the C helpers. The archive's
+# compiler_builtins objects are left out: memcpy and friends come from the
+# kernel, and any other builtin the code needs (128-bit division, floats)
+# is an undefined symbol that modpost reports at build time.
+#
+# `make CLIPPY=1` runs clippy instead of rustc, with warnings denied.
+
+kernel-crate := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
+workspace := $(abspath $(kernel-crate)/..)
+
+rust-target := x86_64-unknown-none
+rust-profile := kernel
+rust-staticlib := $(workspace)/target/$(rust-target)/$(rust-profile)/lib$(subst -,_,$(rust-package)).a
+
+# Code generation that the kernel requires of every object (see
+# arch/x86/Makefile: CONFIG_RETPOLINE, CONFIG_RETHUNK). The -Z flags are
+# unstable, hence RUSTC_BOOTSTRAP below; rust-toolchain.toml pins the
+# compiler they were checked with. They change the ABI, so `core` is built
+# from rust-src with the same flags (-Zbuild-std) rather than taken
+# prebuilt; `compiler_builtins` without its `mem` feature leaves memcpy and
+# friends to the kernel's own.
+rust-flags := -Crelocation-model=static -Ccode-model=kernel
+# Calls to memcpy and friends that LLVM emits must be direct: module
+# relocation does not handle GOT-relative ones (R_X86_64_GOTPCREL).
+rust-flags += -Zplt=yes
+rust-flags += -Zretpoline-external-thunk -Zfunction-return=thunk-extern
+
+# The flags Kbuild gives the C compiler for this object; the kernel crate's
+# build.rs hands the relevant ones to bindgen. The dependency-file and
+# KBUILD_* name flags are per object and would only force rebuilds.
+rust-bindgen-cflags = $(filter-out -Wp% -DKBUILD_%,$(c_flags))
+
+# The modinfo strings come out of rustc in a `.modinfo` section marked
+# SHF_GNU_RETAIN (from `#[used]`), which ld will not merge with the C one
+# that holds vermagic; the kernel reads only the first `.modinfo`. The
+# strings are therefore moved into a plain `.modinfo` section.
+
+rust-cargo-cmd := $(if $(CLIPPY),clippy,build)
+rust-cargo-tail := $(if $(CLIPPY),-- -D warnings)
+
+# Every input of the crate graph: Kbuild rebuilds when one changes and
+# cargo decides what to recompile.
+rust-sources := $(shell find $(kernel-crate) $(workspace)/module-macro $(src) \
+	-name target -prune -o \( -name '*.rs' -o -name Cargo.toml -o -name '*.h' \) -print) \
+	$(workspace)/Cargo.lock $(workspace)/Cargo.toml
+
+quiet_cmd_cargo = CARGO   $@
+      cmd_cargo = cd $(workspace) && \
+	RUSTC_BOOTSTRAP=1 \
+	CARGO_TARGET_X86_64_UNKNOWN_NONE_RUSTFLAGS="$(rust-flags)" \
+	KERNEL_CFLAGS="$(rust-bindgen-cflags)" \
+	KERNEL_OBJTREE="$(abspath $(objtree))" \
+	cargo $(rust-cargo-cmd) --quiet --package $(rust-package) \
+		--target $(rust-target) --profile $(rust-profile) \
+		-Zbuild-std=core,compiler_builtins \
+		--target-dir $(workspace)/target $(rust-cargo-tail) && \
+	rm -rf $@.objs && mkdir $@.objs && (cd $@.objs && $(AR) x $(rust-staticlib)) && \
+	$(LD) -r -o $@.tmp $$(ls $@.objs/*.o | grep -v '/compiler_builtins-') && \
+	$(OBJCOPY) -O binary --only-section=.modinfo $@.tmp $@.modinfo && \
+	$(OBJCOPY) --remove-section=.llvmbc --remove-section=.llvmcmd \
+		--remove-section=.modinfo --add-section .modinfo=$@.modinfo \
+		--set-section-flags .modinfo=alloc,readonly,contents $@.tmp $@ && \
+	rm -rf $@.tmp $@.objs $@.modinfo
+
+$(obj)/$(rust-module)_rust.o: $(rust-sources) FORCE
+	$(call if_changed,cargo)
+
+# The C helpers, compiled into the module like any C file of it.
+quiet_cmd_helpers = GEN     $@
+      cmd_helpers = echo '\#include "$(kernel-crate)/helpers/helpers.c"' > $@
+
+$(obj)/kernel_helpers.c: $(kernel-crate)/helpers/helpers.c FORCE
+	$(call if_changed,helpers)
+
+$(rust-module)-y += $(rust-module)_rust.o kernel_helpers.o
+targets += $(rust-module)_rust.o kernel_helpers.c
+
+# objtool cannot follow Rust's code layout; the kernel's own Rust build
+# makes the same exception for objects it did not compile as C.
+OBJECT_FILES_NON_STANDARD_$(rust-module)_rust.o := y

@@ -1,0 +1,26 @@
+//! The `kernel` crate: safe abstractions over the C kernel API.
+//!
+//! Modules use this crate and never the raw [`bindings`]. Every `unsafe`
+//! block here says why it is sound (`// SAFETY:`), every `unsafe fn` says
+//! what its caller must guarantee (`# Safety`), and every type with an
+//! invariant documents it (`# Invariants`). The build enforces this with
+//! `unsafe_op_in_unsafe_fn` and clippy's `undocumented_unsafe_blocks` and
+//! `missing_safety_doc`.
+//!
+//! The crate is built for `x86_64-unknown-none` by Kbuild, against the
+//! headers of the kernel the module will be loaded into; see
+//! `kbuild/rust-module.mk`.
+
+#![no_std]
+#![warn(missing_docs)]
+
+pub mod bindings;
+pub mod error;
+pub mod module;
+pub mod prelude;
+pub mod print;
+
+mod panic;
+
+pub use module::{Module, ThisModule};
+pub use module_macro::module;

@@ -1,0 +1,106 @@
+//! Loadable modules: the [`Module`] trait and the state the `module!` macro
+//! keeps for it.
+//!
+//! C header: [`include/linux/module.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/module.h)
+
+use core::cell::UnsafeCell;
+use core::ffi::c_int;
+use core::mem::MaybeUninit;
+
+use crate::bindings;
+use crate::error::Result;
+
+/// A kernel module: created when the module is loaded, dropped when it is
+/// unloaded.
+///
+/// The `module!` macro names the type that implements it and generates the
+/// entry points the kernel calls.
+pub trait Module: Sized + Sync + Send {
+    /// Initialises the module. An error makes `insmod` fail with that error,
+    /// and the module is not loaded.
+    fn init(module: &'static ThisModule) -> Result<Self>;
+}
+
+/// The `struct module` of the module being built, known as `THIS_MODULE` in C.
+///
+/// # Invariants
+///
+/// The pointer is the module's own `__this_module`, which lives as long as
+/// the module's code does.
+pub struct ThisModule(*mut bindings::module);
+
+// SAFETY: `ThisModule` only hands out the pointer; the kernel synchronises
+// access to the `struct module` it points to.
+unsafe impl Sync for ThisModule {}
+
+impl ThisModule {
+    /// Wraps the module's `__this_module`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be the `__this_module` that modpost generates for the module
+    /// this code is linked into.
+    pub const unsafe fn from_ptr(ptr: *mut bindings::module) -> Self {
+        // INVARIANT: the caller guarantees that `ptr` is `__this_module`.
+        Self(ptr)
+    }
+
+    /// Returns the raw pointer, for C functions that take an owner.
+    pub fn as_ptr(&self) -> *mut bindings::module {
+        self.0
+    }
+}
+
+/// Where the `module!` macro keeps the value returned by [`Module::init`]
+/// between loading and unloading.
+///
+/// # Invariants
+///
+/// The slot holds an initialised `T` from a successful [`ModuleSlot::init`]
+/// until [`ModuleSlot::exit`].
+pub struct ModuleSlot<T: Module>(UnsafeCell<MaybeUninit<T>>);
+
+// SAFETY: the slot is written only by `init` and `exit`, whose callers
+// guarantee they never run concurrently; in between, `T: Sync` makes shared
+// access sound.
+unsafe impl<T: Module> Sync for ModuleSlot<T> {}
+
+impl<T: Module> ModuleSlot<T> {
+    /// An empty slot, for a `static`.
+    #[expect(clippy::new_without_default, reason = "only used in statics")]
+    pub const fn new() -> Self {
+        Self(UnsafeCell::new(MaybeUninit::uninit()))
+    }
+
+    /// Runs [`Module::init`] and keeps its value; returns what the C
+    /// `init_module` must return: 0 or a negative errno.
+    ///
+    /// # Safety
+    ///
+    /// Called once, from `init_module`, before [`ModuleSlot::exit`] and never
+    /// concurrently with it.
+    pub unsafe fn init(&self, module: &'static ThisModule) -> c_int {
+        match T::init(module) {
+            Ok(value) => {
+                // SAFETY: the caller guarantees no other access to the slot
+                // runs now.
+                unsafe { (*self.0.get()).write(value) };
+                // INVARIANT: the slot now holds an initialised `T`.
+                0
+            }
+            Err(error) => error.to_errno(),
+        }
+    }
+
+    /// Drops the value kept by a successful [`ModuleSlot::init`].
+    ///
+    /// # Safety
+    ///
+    /// Called once, from `cleanup_module`, after `init` returned 0; the
+    /// kernel never calls `cleanup_module` when `init_module` failed.
+    pub unsafe fn exit(&self) {
+        // SAFETY: by the type invariants and the caller's guarantee, the slot
+        // holds an initialised `T` and nothing else accesses it.
+        unsafe { (*self.0.get()).assume_init_drop() };
+    }
+}

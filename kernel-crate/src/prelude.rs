@@ -1,0 +1,6 @@
+//! The items nearly every module uses: `use kernel::prelude::*;`.
+
+pub use crate::error::{code::*, Error, Result};
+pub use crate::module::{Module, ThisModule};
+pub use crate::{module, pr_alert, pr_cont, pr_crit, pr_debug, pr_emerg, pr_err, pr_info};
+pub use crate::{pr_notice, pr_warn};

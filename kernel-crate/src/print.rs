@@ -1,0 +1,200 @@
+//! Printing to the kernel log: `pr_info!` and friends.
+//!
+//! C header: [`include/linux/printk.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/printk.h)
+//!
+//! The macros take Rust format arguments. The text is formatted into a
+//! buffer on the stack (nothing is allocated) and handed to `printk` as the
+//! argument of a fixed `%.*s` format, so a `%` in it is printed as it is and
+//! never read as a format directive. Text longer than [`LINE_CAPACITY`] is
+//! cut at a character boundary.
+
+use core::ffi::{c_char, c_int};
+use core::fmt::{self, Write};
+
+use crate::bindings;
+
+/// The most bytes one `pr_*!` call prints, prefix excluded.
+pub const LINE_CAPACITY: usize = 512;
+
+/// A `printk` format per log level: the level marker (`KERN_*`) and a
+/// `%.*s` for the text, after the module's name for all but `pr_cont!`.
+#[doc(hidden)]
+pub mod format_strings {
+    /// `KERN_EMERG`.
+    pub const EMERG: &[u8] = b"\x010%s: %.*s\0";
+    /// `KERN_ALERT`.
+    pub const ALERT: &[u8] = b"\x011%s: %.*s\0";
+    /// `KERN_CRIT`.
+    pub const CRIT: &[u8] = b"\x012%s: %.*s\0";
+    /// `KERN_ERR`.
+    pub const ERR: &[u8] = b"\x013%s: %.*s\0";
+    /// `KERN_WARNING`.
+    pub const WARNING: &[u8] = b"\x014%s: %.*s\0";
+    /// `KERN_NOTICE`.
+    pub const NOTICE: &[u8] = b"\x015%s: %.*s\0";
+    /// `KERN_INFO`.
+    pub const INFO: &[u8] = b"\x016%s: %.*s\0";
+    /// `KERN_DEBUG`.
+    pub const DEBUG: &[u8] = b"\x017%s: %.*s\0";
+    /// `KERN_CONT`: continues the previous line, without a prefix.
+    pub const CONT: &[u8] = b"\x01c%.*s\0";
+}
+
+/// A fixed buffer that keeps what fits and drops the rest, cutting only at
+/// character boundaries.
+///
+/// # Invariants
+///
+/// `len <= LINE_CAPACITY` and `buf[..len]` is valid UTF-8.
+struct LineBuffer {
+    buf: [u8; LINE_CAPACITY],
+    len: usize,
+}
+
+impl LineBuffer {
+    const fn new() -> Self {
+        // INVARIANT: an empty prefix is valid UTF-8.
+        Self {
+            buf: [0; LINE_CAPACITY],
+            len: 0,
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl Write for LineBuffer {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = LINE_CAPACITY - self.len;
+        let mut take = s.len().min(room);
+        while !s.is_char_boundary(take) {
+            take -= 1;
+        }
+        self.buf[self.len..self.len + take].copy_from_slice(&s.as_bytes()[..take]);
+        // INVARIANT: `take <= room` and `s[..take]` ends at a char boundary.
+        self.len += take;
+        // Keep formatting (and dropping) rather than failing: a truncated
+        // line is more useful than none.
+        Ok(())
+    }
+}
+
+/// Formats `args` and prints them at the level of `format`, after `prefix`.
+///
+/// Used by the `pr_*!` macros; call those instead.
+#[doc(hidden)]
+pub fn call_printk(format: &'static [u8], prefix: &'static [u8], args: fmt::Arguments<'_>) {
+    let mut line = LineBuffer::new();
+    // `LineBuffer::write_str` never fails; a `Display` impl that fails leaves
+    // what it wrote so far, which is still worth printing.
+    let _ = line.write_fmt(args);
+    let text = line.as_bytes();
+    // Both are NUL-terminated: the formats are above and the prefix comes
+    // from the `module!` macro.
+    debug_assert!(format.last() == Some(&0) && prefix.last() == Some(&0));
+    // SAFETY: `format` is one of the NUL-terminated `format_strings`, whose
+    // `%s` takes `prefix` (NUL-terminated) and whose `%.*s` takes an `int`
+    // length and a pointer to at least that many bytes: `text` is at most
+    // `LINE_CAPACITY` bytes, which fits an `int`.
+    unsafe {
+        bindings::_printk(
+            format.as_ptr().cast::<c_char>(),
+            prefix.as_ptr().cast::<c_char>(),
+            text.len() as c_int,
+            text.as_ptr().cast::<c_char>(),
+        );
+    }
+}
+
+/// Continues the previous line: `KERN_CONT`, no prefix.
+#[doc(hidden)]
+pub fn call_printk_cont(args: fmt::Arguments<'_>) {
+    let mut line = LineBuffer::new();
+    let _ = line.write_fmt(args);
+    let text = line.as_bytes();
+    // SAFETY: `CONT` is NUL-terminated and its `%.*s` takes an `int` length
+    // and a pointer to at least that many bytes, as `text` provides.
+    unsafe {
+        bindings::_printk(
+            format_strings::CONT.as_ptr().cast::<c_char>(),
+            text.len() as c_int,
+            text.as_ptr().cast::<c_char>(),
+        );
+    }
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! print_macro {
+    ($format:ident, $($arg:tt)+) => {
+        $crate::print::call_printk(
+            $crate::print::format_strings::$format,
+            crate::__LOG_PREFIX,
+            ::core::format_args!($($arg)+),
+        )
+    };
+}
+
+/// Prints an emergency message (`KERN_EMERG`): the system is unusable.
+///
+/// Like every `pr_*!` macro it takes the arguments of [`core::format_args!`],
+/// prefixes the text with the module name and, as in C, does not add a
+/// newline: end the text with `\n`.
+#[macro_export]
+macro_rules! pr_emerg {
+    ($($arg:tt)+) => { $crate::print_macro!(EMERG, $($arg)+) };
+}
+
+/// Prints an alert (`KERN_ALERT`): action must be taken immediately.
+#[macro_export]
+macro_rules! pr_alert {
+    ($($arg:tt)+) => { $crate::print_macro!(ALERT, $($arg)+) };
+}
+
+/// Prints a critical message (`KERN_CRIT`).
+#[macro_export]
+macro_rules! pr_crit {
+    ($($arg:tt)+) => { $crate::print_macro!(CRIT, $($arg)+) };
+}
+
+/// Prints an error (`KERN_ERR`).
+#[macro_export]
+macro_rules! pr_err {
+    ($($arg:tt)+) => { $crate::print_macro!(ERR, $($arg)+) };
+}
+
+/// Prints a warning (`KERN_WARNING`).
+#[macro_export]
+macro_rules! pr_warn {
+    ($($arg:tt)+) => { $crate::print_macro!(WARNING, $($arg)+) };
+}
+
+/// Prints a normal but significant message (`KERN_NOTICE`).
+#[macro_export]
+macro_rules! pr_notice {
+    ($($arg:tt)+) => { $crate::print_macro!(NOTICE, $($arg)+) };
+}
+
+/// Prints an informational message (`KERN_INFO`).
+///
+/// ```ignore
+/// pr_info!("{} + {} = {}\n", 2, 2, 2 + 2); // hello: 2 + 2 = 4
+/// ```
+#[macro_export]
+macro_rules! pr_info {
+    ($($arg:tt)+) => { $crate::print_macro!(INFO, $($arg)+) };
+}
+
+/// Prints a debug message (`KERN_DEBUG`).
+#[macro_export]
+macro_rules! pr_debug {
+    ($($arg:tt)+) => { $crate::print_macro!(DEBUG, $($arg)+) };
+}
+
+/// Continues the previous line (`KERN_CONT`), without the module prefix.
+#[macro_export]
+macro_rules! pr_cont {
+    ($($arg:tt)+) => { $crate::print::call_printk_cont(::core::format_args!($($arg)+)) };
+}
