@@ -24,7 +24,7 @@ $(LABS):
 	$(CHECKER) lab $@ $(if $(SOLUTION),--solution)
 
 book:
-	$(CHECKER) setup --book-only
+	$(CHECKER) setup
 	mdbook build
 
 test: setup host-test clippy fmt-check book kernel-clippy verify

@@ -7,6 +7,7 @@
 //! runs once per host boot.
 
 use std::fmt;
+use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -92,7 +93,11 @@ fn auto(vmlinuz: &Path, cache: &Path) -> (Accel, String) {
     if let Ok(text) = std::fs::read_to_string(&verdict_file) {
         if let Some((id, verdict)) = text.trim().split_once(' ') {
             if id == boot_id && !boot_id.is_empty() {
-                let accel = if verdict == "kvm" { Accel::Kvm } else { Accel::Tcg };
+                let accel = if verdict == "kvm" {
+                    Accel::Kvm
+                } else {
+                    Accel::Tcg
+                };
                 let why = match accel {
                     Accel::Kvm => "a KVM guest booted (probe cached for this host boot)",
                     Accel::Tcg => "a KVM guest did not boot (probe cached for this host boot)",
@@ -155,8 +160,6 @@ fn probe_kvm(vmlinuz: &Path) -> Result<bool> {
     let _ = child.wait();
     Ok(seen)
 }
-
-use std::os::unix::process::CommandExt as _;
 
 #[cfg(test)]
 mod tests {

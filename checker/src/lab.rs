@@ -117,8 +117,7 @@ pub fn parse(text: &str) -> Result<LabConfig> {
 
 fn is_name(s: &str) -> bool {
     !s.is_empty()
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
 }
 
@@ -234,10 +233,8 @@ run = "rmmod hello"
 
     #[test]
     fn optional_fields_default() {
-        let c = parse(
-            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n",
-        )
-        .unwrap();
+        let c = parse("title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n")
+            .unwrap();
         assert_eq!((c.smp, c.timeout), (None, None));
         assert_eq!(c.steps[0].expected_file_name(0), "01-a.txt");
         assert_eq!(c.steps[0].expected_file_name(11), "12-a.txt");

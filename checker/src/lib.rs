@@ -2,11 +2,21 @@
 //!
 //! - [`setup`]: installs and locates the toolchain (`checker setup`).
 //! - [`lab`]: the `labs/<lab>/lab.toml` format.
-//! - [`vm`]: builds the initramfs and runs the steps in a QEMU guest.
-//! - [`results`]: parses the guest's result channel.
+//! - [`vm`]: builds the initramfs ([`cpio`]) and runs the steps in a QEMU
+//!   guest, with the accelerator chosen by [`accel`].
+//! - [`results`]: the guest-to-host result channel (runner script, parser).
 //! - [`snapshot`]: turns a step's result into snapshot text.
-//! - [`grade`]: compares with the expected files and reports.
+//! - [`grade`]: compares with the expected files, finds crashes, diffs.
+//! - [`run`]: `checker lab` and `checker verify`.
 #![forbid(unsafe_code)]
 
+pub mod accel;
+pub mod cpio;
+pub mod grade;
+pub mod lab;
+pub mod results;
+pub mod run;
 pub mod setup;
+pub mod snapshot;
+pub mod vm;
 pub mod workspace;

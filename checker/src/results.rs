@@ -168,7 +168,7 @@ pub fn parse(token: &str, text: &str) -> Transcript {
         let marker = line
             .strip_prefix(&prefix)
             .or_else(|| (line == token).then_some(""))
-            .and_then(|rest| parse_marker(rest));
+            .and_then(parse_marker);
         match marker {
             // A marker cut off by the end of the run is not a marker.
             Some(m) if complete || matches!(m, Marker::Done) => {
@@ -384,9 +384,12 @@ mod tests {
 
     #[test]
     fn empty_channel() {
-        check("", expect![[r#"
+        check(
+            "",
+            expect![[r#"
             done=false stray=0 unfinished=None
-        "#]]);
+        "#]],
+        );
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub const DEBIAN_PACKAGES: &[&str] = &[
     "make",
     "gcc",
     "bc",
+    // `xz` unpacks the guest kernel once, see [`extract_vmlinux`].
+    "xz-utils",
 ];
 
 /// The metapackage whose dependency names the current kernel ABI.
@@ -52,6 +54,10 @@ pub struct Toolchain {
     pub kdir: PathBuf,
     /// The guest kernel: `<cache>/<abi>/boot/vmlinuz-<abi>`.
     pub vmlinuz: PathBuf,
+    /// The kernel image QEMU boots: `<cache>/<abi>/vmlinux`, the ELF kernel
+    /// unpacked from `vmlinuz` (PVH boot, about 4 s faster under TCG than the
+    /// compressed bzImage), or `vmlinuz` itself when unpacking failed.
+    pub boot_kernel: PathBuf,
     /// The guest kernel's modules: `<cache>/<abi>/lib/modules/<abi>`.
     pub modules_dir: PathBuf,
     /// The cache root (shared by all ABIs), e.g. `~/.cache/rust-kernel-labs`.
@@ -89,7 +95,10 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
     if missing.is_empty() {
         say("debian packages ... ok (already installed)");
     } else {
-        println!("setup: debian packages ... installing {}", missing.join(" "));
+        println!(
+            "setup: debian packages ... installing {}",
+            missing.join(" ")
+        );
         apt.install(&missing)?;
         let still = missing_packages(DEBIAN_PACKAGES)?;
         if !still.is_empty() {
@@ -116,7 +125,7 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
         say(&format!("kernel headers {abi} ... ok (already installed)"));
     } else {
         println!("setup: kernel headers {abi} ... installing {headers_pkg}");
-        apt.install(&[headers_pkg.clone()])?;
+        apt.install(std::slice::from_ref(&headers_pkg))?;
         if !kdir.join("Makefile").is_file() {
             bail!(
                 "{headers_pkg} is installed but {} has no Makefile\nretry with `make setup`",
@@ -155,6 +164,27 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
         );
     }
 
+    // 3b. The uncompressed kernel, for a faster boot.
+    let vmlinux = abi_dir.join("vmlinux");
+    let boot_kernel = if vmlinux.is_file() {
+        say("uncompressed guest kernel ... ok (cached)");
+        vmlinux
+    } else {
+        match extract_vmlinux(&vmlinuz, &vmlinux) {
+            Ok(()) => {
+                println!(
+                    "setup: uncompressed guest kernel ... ok (unpacked {})",
+                    vmlinux.display()
+                );
+                vmlinux
+            }
+            Err(e) => {
+                println!("setup: uncompressed guest kernel ... skipped, booting vmlinuz ({e:#})");
+                vmlinuz.clone()
+            }
+        }
+    };
+
     // 4. Rust components and target.
     ensure_rust(&say)?;
 
@@ -170,9 +200,52 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
         abi,
         kdir,
         vmlinuz,
+        boot_kernel,
         modules_dir,
         cache,
     })
+}
+
+/// Offset of the XZ stream (`FD 37 7A 58 5A 00`) inside a bzImage.
+pub fn xz_offset(bzimage: &[u8]) -> Option<usize> {
+    const MAGIC: &[u8] = b"\xfd7zXZ\x00";
+    bzimage.windows(MAGIC.len()).position(|w| w == MAGIC)
+}
+
+/// Unpacks the ELF kernel from a bzImage whose payload is XZ-compressed
+/// (Debian's `CONFIG_KERNEL_XZ=y`) into `dest`, atomically. QEMU boots the
+/// ELF through its PVH entry point (`CONFIG_PVH=y`), skipping the in-guest
+/// decompression that costs seconds under TCG.
+pub fn extract_vmlinux(vmlinuz: &Path, dest: &Path) -> Result<()> {
+    use std::io::Write as _;
+    let image = fs::read(vmlinuz).with_context(|| format!("cannot read {}", vmlinuz.display()))?;
+    let offset = xz_offset(&image).context("no XZ payload in the kernel image")?;
+    let dir = dest.parent().context("no parent folder")?;
+    let tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut child = Command::new("xz")
+        .args(["-dc", "--single-stream"])
+        .stdin(Stdio::piped())
+        .stdout(tmp.reopen()?)
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot run xz (install xz-utils)")?;
+    let mut stdin = child.stdin.take().context("no stdin")?;
+    // xz writes to a file, so feeding it all before waiting cannot deadlock.
+    // With --single-stream it stops reading after the stream: the write then
+    // fails with a broken pipe, which is expected (xz's status decides).
+    let _ = stdin.write_all(&image[offset..]);
+    drop(stdin);
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!("xz failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    let mut head = [0u8; 4];
+    std::io::Read::read_exact(&mut fs::File::open(tmp.path())?, &mut head)?;
+    if &head != b"\x7fELF" {
+        bail!("the unpacked kernel is not an ELF file");
+    }
+    tmp.persist(dest)?;
+    Ok(())
 }
 
 /// Extracts the kernel ABI from the `Depends` field of `linux-headers-amd64`,
@@ -224,7 +297,9 @@ fn missing_packages(wanted: &[&str]) -> Result<Vec<String>> {
 }
 
 fn is_root() -> bool {
-    fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+    fs::metadata("/proc/self")
+        .map(|m| m.uid() == 0)
+        .unwrap_or(false)
 }
 
 /// A command as root: `sudo` prefix when we are not root.
@@ -298,6 +373,16 @@ impl Apt {
 
 fn fetch_guest_kernel(apt: &mut Apt, abi: &str, cache: &Path, abi_dir: &Path) -> Result<()> {
     fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
+    // Leftovers of an interrupted download (killed before clean-up).
+    for entry in fs::read_dir(cache)?.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(".download-")
+        {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
     // Everything happens in a temporary folder inside the cache (same file
     // system) and is renamed into place at the end: an interrupted run
     // leaves no half-extracted kernel behind.
@@ -342,7 +427,9 @@ fn ensure_rust(say: &dyn Fn(&str)) -> Result<()> {
         if let Some(r) = root {
             c.current_dir(r);
         }
-        Ok(PathBuf::from(capture(&mut c, "rustc --print sysroot")?.trim()))
+        Ok(PathBuf::from(
+            capture(&mut c, "rustc --print sysroot")?.trim(),
+        ))
     };
     let sys = sysroot(&root)?;
     let missing = |sys: &Path| {
@@ -377,7 +464,10 @@ fn ensure_rust(say: &dyn Fn(&str)) -> Result<()> {
         let mut c = Command::new("rustup");
         c.args(["component", "add"]).args(&components);
         with_root(&mut c);
-        run(&mut c, &format!("rustup component add {}", components.join(" ")))?;
+        run(
+            &mut c,
+            &format!("rustup component add {}", components.join(" ")),
+        )?;
     }
     if target {
         println!("setup: rust components ... installing target x86_64-unknown-none");
@@ -426,7 +516,11 @@ fn run(cmd: &mut Command, what: &str) -> Result<Output> {
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        let text = if stderr.trim().is_empty() { stdout } else { stderr };
+        let text = if stderr.trim().is_empty() {
+            stdout
+        } else {
+            stderr
+        };
         bail!(
             "`{what}` failed ({})\n{}\nretry with `make setup`",
             out.status,
@@ -479,8 +573,17 @@ mod tests {
         let out = "bc installed\ngcc installed\ncpio not-installed\nmake config-files\nlibc6:amd64 installed\n";
         expect![[r#"["cpio", "make", "qemu-system-x86"]"#]].assert_eq(&format!(
             "{:?}",
-            not_installed(out, &["bc", "gcc", "cpio", "make", "qemu-system-x86", "libc6"])
+            not_installed(
+                out,
+                &["bc", "gcc", "cpio", "make", "qemu-system-x86", "libc6"]
+            )
         ));
+    }
+
+    #[test]
+    fn xz_payload_offset() {
+        assert_eq!(xz_offset(b"MZ....\xfd7zXZ\x00rest"), Some(6));
+        assert_eq!(xz_offset(b"no payload"), None);
     }
 
     #[test]

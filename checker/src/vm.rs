@@ -59,6 +59,8 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mkdir -p /tmp
+# modinfo and modprobe look for the module index even when given a path.
+mkdir -p /lib/modules/$(uname -r) && touch /lib/modules/$(uname -r)/modules.dep
 sh /lab/steps.sh
 poweroff -f
 "#;
@@ -68,8 +70,8 @@ pub const RESULT_PORT: &str = "/dev/ttyS1";
 
 /// What to run in the guest.
 pub struct GuestConfig<'a> {
-    /// Guest kernel.
-    pub vmlinuz: &'a Path,
+    /// Guest kernel image (bzImage or ELF `vmlinux`).
+    pub kernel: &'a Path,
     /// `(name, path)` of each module: copied to `/lab/<name>.ko`.
     pub modules: Vec<(String, PathBuf)>,
     /// Steps to run, in order.
@@ -145,7 +147,8 @@ pub fn write_initramfs(
     steps: &[Step],
     token: &str,
 ) -> Result<()> {
-    let file = fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let file =
+        fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut w = cpio::Writer::new(std::io::BufWriter::new(file));
     for dir in ["bin", "dev", "proc", "sys", "tmp", "lab"] {
         w.dir(dir, 0o755)?;
@@ -163,15 +166,41 @@ pub fn write_initramfs(
 }
 
 fn read_busybox() -> Result<Vec<u8>> {
-    let data = fs::read(BUSYBOX).with_context(|| {
-        format!("cannot read {BUSYBOX}: install busybox-static (`make setup`)")
-    })?;
+    let data = fs::read(BUSYBOX)
+        .with_context(|| format!("cannot read {BUSYBOX}: install busybox-static (`make setup`)"))?;
     // A dynamically linked busybox (package `busybox`) cannot run in the
     // initramfs, which has no libc.
-    if data.windows(11).any(|w| w == b"ld-linux-x8") {
+    if has_interpreter(&data) {
         bail!("{BUSYBOX} is dynamically linked: install busybox-static (`make setup`)");
     }
     Ok(data)
+}
+
+/// Whether an ELF64 little-endian executable asks for a dynamic loader
+/// (has a `PT_INTERP` program header).
+pub fn has_interpreter(elf: &[u8]) -> bool {
+    const PT_INTERP: u32 = 3;
+    let u16_at = |o: usize| {
+        elf.get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+    };
+    let u32_at = |o: usize| {
+        elf.get(o..o + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let u64_at = |o: usize| {
+        elf.get(o..o + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(|b| u64::from_le_bytes(b) as usize)
+    };
+    if !elf.starts_with(b"\x7fELF") {
+        return false;
+    }
+    let (Some(phoff), Some(phentsize), Some(phnum)) = (u64_at(0x20), u16_at(0x36), u16_at(0x38))
+    else {
+        return false;
+    };
+    (0..phnum).any(|i| u32_at(phoff + i * phentsize) == Some(PT_INTERP))
 }
 
 /// The kernel command line of a lab guest.
@@ -202,7 +231,7 @@ pub fn run(cfg: &GuestConfig<'_>, progress: &mut dyn FnMut(Progress)) -> Result<
         .args(["-smp", &cfg.smp.to_string()])
         .args(["-nodefaults", "-display", "none", "-no-reboot"])
         .arg("-kernel")
-        .arg(cfg.vmlinuz)
+        .arg(cfg.kernel)
         .arg("-initrd")
         .arg(&initramfs)
         .args(["-append", KERNEL_CMDLINE])
@@ -243,8 +272,8 @@ pub fn run(cfg: &GuestConfig<'_>, progress: &mut dyn FnMut(Progress)) -> Result<
         let len = fs::metadata(&results_path).map(|m| m.len()).unwrap_or(0);
         if len != seen_len {
             seen_len = len;
-            let text = String::from_utf8_lossy(&fs::read(&results_path).unwrap_or_default())
-                .into_owned();
+            let text =
+                String::from_utf8_lossy(&fs::read(&results_path).unwrap_or_default()).into_owned();
             let t = results::parse(&token, &text);
             if boot_time.is_none() && t.last_started().is_some() {
                 boot_time = Some(started.elapsed());
@@ -284,6 +313,17 @@ pub fn run(cfg: &GuestConfig<'_>, progress: &mut dyn FnMut(Progress)) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interpreter_detection() {
+        assert!(!has_interpreter(b"not an elf"));
+        if let Ok(bb) = fs::read(BUSYBOX) {
+            assert!(!has_interpreter(&bb), "busybox-static has no PT_INTERP");
+        }
+        if let Ok(sh) = fs::read("/bin/sh") {
+            assert!(has_interpreter(&sh), "/bin/sh is dynamically linked");
+        }
+    }
 
     #[test]
     fn initramfs_lists_expected_files() {

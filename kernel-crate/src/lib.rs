@@ -1,9 +1,9 @@
 //! The `kernel` crate: safe abstractions over the C kernel API.
 //!
 //! Modules use this crate and never the raw [`bindings`]. Every `unsafe`
-//! block here says why it is sound (`// SAFETY:`), every `unsafe fn` says
-//! what its caller must guarantee (`# Safety`), and every type with an
-//! invariant documents it (`# Invariants`). The build enforces this with
+//! block here carries a comment that says why it is sound, every `unsafe fn`
+//! documents what its caller must guarantee, and every type with an
+//! invariant documents it under "Invariants". The build enforces this with
 //! `unsafe_op_in_unsafe_fn` and clippy's `undocumented_unsafe_blocks` and
 //! `missing_safety_doc`.
 //!

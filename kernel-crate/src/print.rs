@@ -125,8 +125,11 @@ pub fn call_printk_cont(args: fmt::Arguments<'_>) {
     }
 }
 
+// `crate::__LOG_PREFIX` means the calling crate on purpose: the `module!`
+// macro defines the prefix there.
 #[doc(hidden)]
 #[macro_export]
+#[expect(clippy::crate_in_macro_def, reason = "the prefix lives in the caller")]
 macro_rules! print_macro {
     ($format:ident, $($arg:tt)+) => {
         $crate::print::call_printk(

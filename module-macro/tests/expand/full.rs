@@ -48,14 +48,19 @@ static THIS_MODULE: ::kernel::ThisModule = unsafe {
 
 static __MODULE: ::kernel::module::ModuleSlot<crate::Hello> = ::kernel::module::ModuleSlot::new();
 
-/// Called by the kernel when the module is loaded.
-#[unsafe(no_mangle)]
-pub extern "C" fn init_module() -> ::core::ffi::c_int {
-    unsafe { __MODULE.init(&THIS_MODULE) }
-}
-
-/// Called by the kernel when the module is unloaded.
-#[unsafe(no_mangle)]
-pub extern "C" fn cleanup_module() {
-    unsafe { __MODULE.exit() }
+/// The entry points the kernel calls. They are private to this
+/// module so that safe code in the crate cannot call them (calling
+/// `cleanup_module` twice would drop the module value twice); the
+/// symbols are exported all the same, by `no_mangle`.
+mod __module_entry {
+    /// Called by the kernel when the module is loaded.
+    #[unsafe(no_mangle)]
+    extern "C" fn init_module() -> ::core::ffi::c_int {
+        unsafe { super::__MODULE.init(&super::THIS_MODULE) }
+    }
+    /// Called by the kernel when the module is unloaded.
+    #[unsafe(no_mangle)]
+    extern "C" fn cleanup_module() {
+        unsafe { super::__MODULE.exit() }
+    }
 }

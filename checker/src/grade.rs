@@ -1,0 +1,356 @@
+//! Grading a guest run: snapshot comparison, crash detection, diffs.
+//!
+//! The result types ([`StepGrade`], [`Crash`]) are plain data so that other
+//! reports (JSON, JUnit) can be written from them later.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::lab::Lab;
+use crate::results::Transcript;
+use crate::snapshot;
+
+/// Console words that mean the kernel reported a crash or warning.
+pub const CONSOLE_CRASH_WORDS: &[&str] = &[
+    "Oops:",
+    "BUG:",
+    "WARNING:",
+    "Kernel panic",
+    "general protection fault",
+    "Call Trace:",
+];
+
+/// Why a step failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// The snapshot differs from the expected file.
+    Mismatch {
+        /// The expected text.
+        expected: String,
+    },
+    /// There is no expected file yet.
+    MissingExpected,
+    /// The module did not build; nothing ran.
+    BuildFailed,
+    /// The run hit its time limit while this step was running.
+    TimedOut,
+    /// The guest stopped (crash, panic, power-off) while this step was running.
+    GuestStopped,
+    /// The step never started (an earlier step hung or crashed the guest).
+    NotRun,
+}
+
+/// The verdict of one step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Matches the expected file.
+    Pass,
+    /// `UPDATE_EXPECT` is set: the expected file was (re)written.
+    Updated,
+    /// Did not pass.
+    Fail(Failure),
+}
+
+/// One graded step.
+#[derive(Debug, Clone)]
+pub struct StepGrade {
+    /// 0-based index.
+    pub index: usize,
+    /// Step name.
+    pub name: String,
+    /// Guest time the step took, in seconds.
+    pub time: Option<f64>,
+    /// The actual snapshot text, when the step completed.
+    pub actual: Option<String>,
+    /// The expected file.
+    pub expected_path: PathBuf,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+impl StepGrade {
+    /// Passed (or updated).
+    pub fn passed(&self) -> bool {
+        matches!(self.verdict, Verdict::Pass | Verdict::Updated)
+    }
+}
+
+/// A crash or warning seen on the kernel console.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Crash {
+    /// The first matching console line.
+    pub line: String,
+    /// 0-based step index and name it happened in, if after a step started.
+    pub step: Option<(usize, String)>,
+    /// Console lines around it (~5 before, ~30 after).
+    pub excerpt: String,
+}
+
+/// Whether `UPDATE_EXPECT` asks to rewrite the expected files.
+pub fn update_requested() -> bool {
+    std::env::var_os("UPDATE_EXPECT").is_some()
+}
+
+/// Every step failed because the build failed.
+pub fn build_failed(lab: &Lab) -> Vec<StepGrade> {
+    lab.config
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| StepGrade {
+            index: i,
+            name: s.name.clone(),
+            time: None,
+            actual: None,
+            expected_path: lab.expected_path(i),
+            verdict: Verdict::Fail(Failure::BuildFailed),
+        })
+        .collect()
+}
+
+/// Grades each step of `lab` from the transcript. `timed_out` tells how an
+/// unfinished step ended. With `update`, completed steps' expected files are
+/// written through `expect-test`.
+pub fn grade_steps(lab: &Lab, t: &Transcript, timed_out: bool, update: bool) -> Vec<StepGrade> {
+    let modules = &lab.config.modules;
+    lab.config
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let expected_path = lab.expected_path(i);
+            let record = t.step(i);
+            let time = record.and_then(|r| r.duration());
+            let (actual, verdict) = match record {
+                None => (None, Verdict::Fail(Failure::NotRun)),
+                Some(r) => match r.status {
+                    None if timed_out => (None, Verdict::Fail(Failure::TimedOut)),
+                    None => (None, Verdict::Fail(Failure::GuestStopped)),
+                    Some(status) => {
+                        let actual = snapshot::render(
+                            &step.run,
+                            status,
+                            r.output.as_deref().unwrap_or(""),
+                            r.kmsg.as_deref().unwrap_or(""),
+                            modules,
+                        );
+                        let verdict = compare(&expected_path, &actual, update);
+                        (Some(actual), verdict)
+                    }
+                },
+            };
+            StepGrade {
+                index: i,
+                name: step.name.clone(),
+                time,
+                actual,
+                expected_path,
+                verdict,
+            }
+        })
+        .collect()
+}
+
+fn compare(path: &Path, actual: &str, update: bool) -> Verdict {
+    let expected = std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.replace("\r\n", "\n"));
+    if expected.as_deref() == Some(actual) {
+        return Verdict::Pass;
+    }
+    if update {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        // expect-test writes the file when UPDATE_EXPECT is set.
+        expect_test::ExpectFile {
+            path: path.to_path_buf(),
+            position: file!(),
+        }
+        .assert_eq(actual);
+        return Verdict::Updated;
+    }
+    match expected {
+        None => Verdict::Fail(Failure::MissingExpected),
+        Some(expected) => Verdict::Fail(Failure::Mismatch { expected }),
+    }
+}
+
+/// Looks for a crash or warning on the console.
+pub fn find_crash(console: &str) -> Option<Crash> {
+    let lines: Vec<&str> = console.lines().map(|l| l.trim_end_matches('\r')).collect();
+    let first = lines
+        .iter()
+        .position(|l| CONSOLE_CRASH_WORDS.iter().any(|w| l.contains(w)))?;
+    let step = lines[..first].iter().rev().find_map(|l| {
+        let rest = l.split_once("checker: step ")?.1;
+        let (n, name) = rest.split_once(' ')?;
+        let n: usize = n.parse().ok()?;
+        Some((n.checked_sub(1)?, name.trim().to_owned()))
+    });
+    let from = first.saturating_sub(5);
+    let to = (first + 31).min(lines.len());
+    Some(Crash {
+        line: lines[first].to_owned(),
+        step,
+        excerpt: lines[from..to].join("\n"),
+    })
+}
+
+/// A line diff, `-` expected / `+` actual, with 3 lines of context;
+/// coloured when `color`.
+pub fn diff(expected: &str, actual: &str, color: bool) -> String {
+    use similar::{ChangeTag, TextDiff};
+    let (red, green, dim, reset) = if color {
+        ("\x1b[31m", "\x1b[32m", "\x1b[2m", "\x1b[0m")
+    } else {
+        ("", "", "", "")
+    };
+    let d = TextDiff::from_lines(expected, actual);
+    let mut out = String::new();
+    for (g, group) in d.grouped_ops(3).iter().enumerate() {
+        if g > 0 {
+            let _ = writeln!(out, "{dim}...{reset}");
+        }
+        for op in group {
+            for change in d.iter_changes(op) {
+                let line = change.value();
+                let line = line.strip_suffix('\n').unwrap_or(line);
+                let missing_newline = if change.missing_newline() {
+                    " (no newline at end)"
+                } else {
+                    ""
+                };
+                let _ = match change.tag() {
+                    ChangeTag::Delete => writeln!(out, "{red}-{line}{missing_newline}{reset}"),
+                    ChangeTag::Insert => writeln!(out, "{green}+{line}{missing_newline}{reset}"),
+                    ChangeTag::Equal => writeln!(out, " {line}"),
+                };
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::expect;
+
+    #[test]
+    fn crash_in_step() {
+        let console = "[    0.0] Linux version 6.1.0\r\n\
+                       [    2.0] checker: step 1 load\r\n\
+                       [    2.1] hello: Hello\r\n\
+                       [    2.5] checker: step 2 read\r\n\
+                       [    2.6] BUG: kernel NULL pointer dereference, address: 0000000000000000\r\n\
+                       [    2.6] #PF: supervisor read access in kernel mode\r\n\
+                       [    2.6] Oops: 0000 [#1] PREEMPT SMP NOPTI\r\n\
+                       [    2.6] Call Trace:\r\n\
+                       [    2.6]  <TASK>\r\n";
+        let c = find_crash(console).unwrap();
+        expect![[r#"
+            Crash {
+                line: "[    2.6] BUG: kernel NULL pointer dereference, address: 0000000000000000",
+                step: Some(
+                    (
+                        1,
+                        "read",
+                    ),
+                ),
+                excerpt: "[    0.0] Linux version 6.1.0\n[    2.0] checker: step 1 load\n[    2.1] hello: Hello\n[    2.5] checker: step 2 read\n[    2.6] BUG: kernel NULL pointer dereference, address: 0000000000000000\n[    2.6] #PF: supervisor read access in kernel mode\n[    2.6] Oops: 0000 [#1] PREEMPT SMP NOPTI\n[    2.6] Call Trace:\n[    2.6]  <TASK>",
+            }"#]]
+        .assert_eq(&format!("{c:#?}"));
+    }
+
+    #[test]
+    fn crash_before_steps_and_none() {
+        let c = find_crash("a\nb\nKernel panic - not syncing: No working init found.\n").unwrap();
+        assert_eq!(c.step, None);
+        assert_eq!(c.excerpt.lines().count(), 3);
+        assert!(
+            find_crash("[ 1.0] checker: step 1 load\n[ 1.1] hello: WARNING is a word\n").is_none()
+        );
+        assert!(find_crash("").is_none());
+    }
+
+    #[test]
+    fn excerpt_is_bounded() {
+        let mut console = String::new();
+        for i in 0..100 {
+            console.push_str(&format!("line {i}\n"));
+        }
+        console.push_str("WARNING: CPU: 0 PID: 1\n");
+        for i in 0..100 {
+            console.push_str(&format!("after {i}\n"));
+        }
+        let c = find_crash(&console).unwrap();
+        let lines: Vec<&str> = c.excerpt.lines().collect();
+        assert_eq!(lines.len(), 36);
+        assert_eq!(lines[0], "line 95");
+        assert_eq!(lines[35], "after 29");
+    }
+
+    #[test]
+    fn line_diff() {
+        expect![[r#"
+             $ cat /dev/x
+            -status: 0
+            +status: 1
+             --- output
+            -hello
+            +hullo
+             --- kernel log
+        "#]]
+        .assert_eq(&diff(
+            "$ cat /dev/x\nstatus: 0\n--- output\nhello\n--- kernel log\n",
+            "$ cat /dev/x\nstatus: 1\n--- output\nhullo\n--- kernel log\n",
+            false,
+        ));
+        assert_eq!(
+            diff("a\n", "b\n", true),
+            "\x1b[31m-a\x1b[0m\n\x1b[32m+b\x1b[0m\n"
+        );
+    }
+
+    #[test]
+    fn grading_from_transcript() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("lab.toml"),
+            "title='t'\nchapter='c.md'\nmodules=['hello']\n\
+             [[step]]\nname='load'\nrun='insmod /lab/hello.ko'\n\
+             [[step]]\nname='read'\nrun='cat /proc/hello'\n\
+             [[step]]\nname='hang'\nrun='sleep 100'\n\
+             [[step]]\nname='unload'\nrun='rmmod hello'\n",
+        )
+        .unwrap();
+        let lab = Lab::load(dir.path()).unwrap();
+        std::fs::create_dir(dir.path().join("expected")).unwrap();
+        std::fs::write(
+            lab.expected_path(0),
+            "$ insmod /lab/hello.ko\nstatus: 0\n--- output\n--- kernel log\nhello: Hello\n",
+        )
+        .unwrap();
+        let token = "0123456789abcdef";
+        let text = format!(
+            "{token} start 1 1.0\n{token} begin 1\n\n{token} kmsg 1\n[ 1.1] hello: Hello\n{token} end 1 0 1.25\n\
+             {token} start 2 1.3\n{token} begin 2\nhi\n\n{token} kmsg 2\n{token} end 2 0 1.4\n\
+             {token} start 3 1.5\n"
+        );
+        let t = crate::results::parse(token, &text);
+        let grades = grade_steps(&lab, &t, true, false);
+        let shown: Vec<String> = grades
+            .iter()
+            .map(|g| format!("{} {} {:?} {:?}", g.index, g.name, g.time, g.verdict))
+            .collect();
+        expect![[r#"
+            0 load Some(0.25) Pass
+            1 read Some(0.09999999999999987) Fail(MissingExpected)
+            2 hang None Fail(TimedOut)
+            3 unload None Fail(NotRun)"#]]
+        .assert_eq(&shown.join("\n"));
+        let grades = grade_steps(&lab, &t, false, false);
+        assert_eq!(grades[2].verdict, Verdict::Fail(Failure::GuestStopped));
+    }
+}

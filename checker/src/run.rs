@@ -1,0 +1,448 @@
+//! `checker lab` and `checker verify`: build, boot, grade, report.
+
+use std::fs;
+use std::io::{IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::accel::{self, Accel, AccelChoice};
+use crate::grade::{self, Crash, Failure, StepGrade, Verdict};
+use crate::lab::{self, Lab};
+use crate::setup::{self, Toolchain};
+use crate::vm::{self, Ending, GuestConfig, Interrupted, Progress};
+
+/// Guest memory, MiB.
+pub const GUEST_MEMORY_MB: u32 = 512;
+/// Lines of the build log shown when the build fails.
+pub const BUILD_LOG_TAIL: usize = 40;
+/// Console lines shown on a time-out.
+pub const CONSOLE_TAIL: usize = 20;
+
+/// Options of one lab run.
+#[derive(Debug, Clone)]
+pub struct LabOptions {
+    /// Build the reference solution (`SOLUTION=1`).
+    pub solution: bool,
+    /// Time limit override, seconds.
+    pub timeout: Option<u64>,
+    /// Accelerator choice.
+    pub accel: AccelChoice,
+    /// Keep the guest's temporary folder.
+    pub keep: bool,
+}
+
+/// How the build went.
+#[derive(Debug, Clone)]
+pub struct BuildOutcome {
+    /// The build succeeded and produced every module.
+    pub ok: bool,
+    /// Wall time.
+    pub time: Duration,
+    /// The build log.
+    pub log: PathBuf,
+}
+
+/// Everything about one lab run (data for any report format).
+#[derive(Debug, Clone)]
+pub struct LabReport {
+    /// Lab name.
+    pub lab: String,
+    /// Whether the reference solution was built.
+    pub solution: bool,
+    /// The build.
+    pub build: BuildOutcome,
+    /// One entry per step.
+    pub steps: Vec<StepGrade>,
+    /// A crash seen on the console.
+    pub crash: Option<Crash>,
+    /// The guest hit its time limit.
+    pub timed_out: bool,
+    /// Accelerator used (when the guest ran).
+    pub accel: Option<Accel>,
+    /// Boot time (QEMU start to the first step).
+    pub boot_time: Option<Duration>,
+    /// Total wall time of the run (build included).
+    pub wall: Duration,
+}
+
+impl LabReport {
+    /// Steps that passed.
+    pub fn passed_steps(&self) -> usize {
+        self.steps.iter().filter(|s| s.passed()).count()
+    }
+
+    /// Every step passed and no crash was seen.
+    pub fn passed(&self) -> bool {
+        self.build.ok && self.crash.is_none() && self.passed_steps() == self.steps.len()
+    }
+}
+
+/// Whether to colour output: stdout is a terminal and `NO_COLOR` is unset.
+pub fn color() -> bool {
+    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+}
+
+/// The accelerator choice from `--accel`, else `CHECKER_ACCEL`, else auto.
+pub fn accel_choice(flag: Option<AccelChoice>) -> Result<AccelChoice> {
+    match flag {
+        Some(c) => Ok(c),
+        None => match std::env::var("CHECKER_ACCEL") {
+            Ok(v) => AccelChoice::parse(&v),
+            Err(_) => Ok(AccelChoice::Auto),
+        },
+    }
+}
+
+/// Where build logs go: `<root>/target/checker/<lab>-<variant>/`.
+fn work_dir(root: Option<&Path>, lab: &Lab, solution: bool) -> PathBuf {
+    let variant = if solution { "solution" } else { "skeleton" };
+    let base = match root {
+        Some(r) => r.join("target").join("checker"),
+        None => std::env::temp_dir().join("checker"),
+    };
+    base.join(format!("{}-{variant}", lab.name))
+}
+
+fn flush() {
+    let _ = std::io::stdout().flush();
+}
+
+/// Builds the lab's modules with Kbuild; the log goes to `log`.
+pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<BuildOutcome> {
+    if let Some(dir) = log.parent() {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    // A stale module from an earlier (other-variant) build must not be graded.
+    for m in &lab.config.modules {
+        let _ = fs::remove_file(lab.dir.join(format!("{m}.ko")));
+    }
+    let file = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+    let mut cmd = Command::new("make");
+    cmd.arg("-C")
+        .arg(&lab.dir)
+        .arg(format!("KDIR={}", tc.kdir.display()));
+    if solution {
+        cmd.arg("SOLUTION=1");
+    }
+    let started = Instant::now();
+    let status = cmd
+        .stdin(Stdio::null())
+        .stdout(file.try_clone()?)
+        .stderr(file)
+        .status()
+        .context("cannot run make: install make (`make setup`)")?;
+    if vm::interrupted() {
+        return Err(Interrupted.into());
+    }
+    let produced = lab
+        .config
+        .modules
+        .iter()
+        .all(|m| lab.dir.join(format!("{m}.ko")).is_file());
+    if status.success() && !produced {
+        let mut f = fs::OpenOptions::new().append(true).open(log)?;
+        let _ = writeln!(
+            f,
+            "checker: make succeeded but did not produce {}",
+            lab.config
+                .modules
+                .iter()
+                .map(|m| format!("{m}.ko"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(BuildOutcome {
+        ok: status.success() && produced,
+        time: started.elapsed(),
+        log: log.to_path_buf(),
+    })
+}
+
+/// Runs one lab: build, guest, grade; prints progress and the report.
+pub fn run_lab(
+    root: Option<&Path>,
+    lab: &Lab,
+    tc: &Toolchain,
+    opts: &LabOptions,
+) -> Result<LabReport> {
+    let started = Instant::now();
+    let color = color();
+    let variant = if opts.solution {
+        " (reference solution)"
+    } else {
+        ""
+    };
+    println!("{}: {}{variant}", lab.name, lab.config.title);
+    println!("Read: book/src/{}", lab.config.chapter);
+
+    print!("build ...");
+    flush();
+    let log = work_dir(root, lab, opts.solution).join("build.log");
+    let build = build(lab, tc, opts.solution, &log)?;
+    let secs = build.time.as_secs_f64();
+    if !build.ok {
+        println!(" FAILED ({secs:.1} s)");
+        let text = fs::read_to_string(&build.log).unwrap_or_default();
+        println!("--- last lines of {}", build.log.display());
+        println!("{}", setup::tail(&text, BUILD_LOG_TAIL));
+        println!("---");
+        let report = LabReport {
+            lab: lab.name.clone(),
+            solution: opts.solution,
+            build,
+            steps: grade::build_failed(lab),
+            crash: None,
+            timed_out: false,
+            accel: None,
+            boot_time: None,
+            wall: started.elapsed(),
+        };
+        print_report(&report, color);
+        return Ok(report);
+    }
+    println!(" ok ({secs:.1} s)");
+
+    let (accel, why) = accel::choose(opts.accel, &tc.vmlinuz, &tc.cache);
+    let timeout = opts
+        .timeout
+        .or(lab.config.timeout)
+        .unwrap_or(lab::DEFAULT_TIMEOUT_SECS);
+    let steps = &lab.config.steps;
+    let cfg = GuestConfig {
+        kernel: &tc.boot_kernel,
+        modules: lab
+            .config
+            .modules
+            .iter()
+            .map(|m| (m.clone(), lab.dir.join(format!("{m}.ko"))))
+            .collect(),
+        steps,
+        smp: lab.config.smp.unwrap_or(1),
+        memory_mb: GUEST_MEMORY_MB,
+        timeout: Duration::from_secs(timeout),
+        accel,
+        keep: opts.keep,
+    };
+    let total = steps.len();
+    let mut on_progress = |p: Progress| match p {
+        Progress::Booting => {
+            println!("boot ... accelerator {accel}: {why}; time limit {timeout} s");
+        }
+        Progress::StepStarted(i) => {
+            println!("step {}/{total} {}", i + 1, steps[i].name);
+        }
+    };
+    let run = vm::run(&cfg, &mut on_progress)?;
+    if let Some(dir) = &run.kept_dir {
+        println!("kept the guest files in {}", dir.display());
+    }
+    let timed_out = run.ending == Ending::TimedOut;
+    let steps = grade::grade_steps(lab, &run.transcript, timed_out, grade::update_requested());
+    let crash = grade::find_crash(&run.console);
+
+    if timed_out {
+        let at = match run.transcript.unfinished() {
+            Some(i) => format!("in step {} ({})", i + 1, lab.config.steps[i].name),
+            None if run.transcript.last_started().is_none() => "during boot".into(),
+            None => "after the last step".into(),
+        };
+        if run.console.trim().is_empty() {
+            println!("TIME-OUT after {timeout} s {at}; the kernel printed nothing on the console");
+        } else {
+            println!("TIME-OUT after {timeout} s {at}; last console lines:");
+            println!("{}", setup::tail(&run.console, CONSOLE_TAIL));
+        }
+        println!("---");
+    } else if !run.transcript.done && run.transcript.unfinished().is_none() && crash.is_none() {
+        // The guest stopped before reporting anything (or QEMU failed).
+        println!(
+            "the guest stopped before the steps finished (qemu {}); last console lines:",
+            run.qemu_status
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "killed".into())
+        );
+        println!("{}", setup::tail(&run.console, CONSOLE_TAIL));
+        if !run.qemu_stderr.trim().is_empty() {
+            println!("qemu said:\n{}", setup::tail(&run.qemu_stderr, 10));
+        }
+        println!("---");
+    }
+
+    let report = LabReport {
+        lab: lab.name.clone(),
+        solution: opts.solution,
+        build,
+        steps,
+        crash,
+        timed_out,
+        accel: Some(accel),
+        boot_time: run.boot_time,
+        wall: started.elapsed(),
+    };
+    print_report(&report, color);
+    Ok(report)
+}
+
+fn rel(path: &Path) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    path.strip_prefix(&cwd)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// Prints the PASS/FAIL lines, diffs, crash excerpt and score.
+pub fn print_report(r: &LabReport, color: bool) {
+    let (green, red, yellow, bold, reset) = if color {
+        ("\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[1m", "\x1b[0m")
+    } else {
+        ("", "", "", "", "")
+    };
+    let width = r.steps.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    for s in &r.steps {
+        let time = s.time.map(|t| format!("  ({t:.2} s)")).unwrap_or_default();
+        let (word, colour) = match &s.verdict {
+            Verdict::Pass => ("PASS", green),
+            Verdict::Updated => ("UPDATED", yellow),
+            Verdict::Fail(_) => ("FAIL", red),
+        };
+        let why = match &s.verdict {
+            Verdict::Fail(Failure::Mismatch { .. }) | Verdict::Pass => String::new(),
+            Verdict::Updated => format!("  wrote {}", rel(&s.expected_path)),
+            Verdict::Fail(Failure::MissingExpected) => format!(
+                "  no {}: run with UPDATE_EXPECT=1 to create it",
+                rel(&s.expected_path)
+            ),
+            Verdict::Fail(Failure::BuildFailed) => "  (build failed)".into(),
+            Verdict::Fail(Failure::TimedOut) => "  (time-out)".into(),
+            Verdict::Fail(Failure::GuestStopped) => "  (the guest stopped during this step)".into(),
+            Verdict::Fail(Failure::NotRun) => "  (not run)".into(),
+        };
+        println!(
+            "{colour}{word:<5}{reset} {:02} {:<width$}{time}{why}",
+            s.index + 1,
+            s.name
+        );
+        if let Verdict::Fail(Failure::Mismatch { expected }) = &s.verdict {
+            let actual = s.actual.as_deref().unwrap_or("");
+            println!("      {red}--- expected {}{reset}", rel(&s.expected_path));
+            println!("      {green}+++ actual{reset}");
+            for line in grade::diff(expected, actual, color).lines() {
+                println!("      {line}");
+            }
+        }
+    }
+    if let Some(c) = &r.crash {
+        let at = match &c.step {
+            Some((i, name)) => format!("during step {} ({name})", i + 1),
+            None => "before the first step".into(),
+        };
+        println!("{red}CRASH{reset} the kernel reported a problem {at}:");
+        for line in c.excerpt.lines() {
+            println!("      {line}");
+        }
+    }
+    let boot = r
+        .boot_time
+        .map(|b| format!(", boot {:.1} s", b.as_secs_f64()))
+        .unwrap_or_default();
+    let accel = r.accel.map(|a| format!(", {a}")).unwrap_or_default();
+    let crash = if r.crash.is_some() {
+        ", kernel crash"
+    } else {
+        ""
+    };
+    let verdict = if r.passed() {
+        format!("{green}passed{reset}")
+    } else {
+        format!("{red}failed{reset}")
+    };
+    println!(
+        "{bold}score: {}/{} steps{reset}{crash} -- {verdict} (total {:.1} s{boot}{accel})",
+        r.passed_steps(),
+        r.steps.len(),
+        r.wall.as_secs_f64()
+    );
+}
+
+/// One row of `checker verify`.
+#[derive(Debug, Clone)]
+pub struct VerifyRow {
+    /// Lab name.
+    pub lab: String,
+    /// The solution's run.
+    pub solution: LabReport,
+    /// The skeleton's run.
+    pub skeleton: LabReport,
+}
+
+impl VerifyRow {
+    /// Solution passes and skeleton fails.
+    pub fn ok(&self) -> bool {
+        self.solution.passed() && !self.skeleton.passed()
+    }
+}
+
+/// `checker verify`: every lab's solution must pass, its skeleton must fail.
+pub fn verify(root: &Path, tc: &Toolchain, base: &LabOptions) -> Result<Vec<VerifyRow>> {
+    let mut rows = Vec::new();
+    for dir in lab::all_labs(root)? {
+        let lab = Lab::load(&dir)?;
+        let mut reports = Vec::new();
+        for solution in [true, false] {
+            let opts = LabOptions {
+                solution,
+                ..base.clone()
+            };
+            println!();
+            reports.push(run_lab(Some(root), &lab, tc, &opts)?);
+        }
+        let skeleton = reports.pop().expect("two runs");
+        let solution = reports.pop().expect("two runs");
+        rows.push(VerifyRow {
+            lab: lab.name.clone(),
+            solution,
+            skeleton,
+        });
+    }
+    Ok(rows)
+}
+
+fn summary(r: &LabReport) -> String {
+    if !r.build.ok {
+        return "fails (build)".into();
+    }
+    let crash = if r.crash.is_some() { ", crash" } else { "" };
+    let word = if r.passed() { "passes" } else { "fails" };
+    format!("{word} ({}/{}{crash})", r.passed_steps(), r.steps.len())
+}
+
+/// Prints the verify summary table.
+pub fn print_verify(rows: &[VerifyRow]) {
+    println!();
+    println!(
+        "{:<12} {:<22} {:<22} verdict",
+        "lab", "solution", "skeleton"
+    );
+    for row in rows {
+        println!(
+            "{:<12} {:<22} {:<22} {}",
+            row.lab,
+            summary(&row.solution),
+            summary(&row.skeleton),
+            if row.ok() {
+                "ok"
+            } else if !row.solution.passed() {
+                "WRONG: the solution must pass"
+            } else {
+                "WRONG: the skeleton must fail"
+            }
+        );
+    }
+    let ok = rows.iter().filter(|r| r.ok()).count();
+    println!("verify: {ok}/{} labs as expected", rows.len());
+}
