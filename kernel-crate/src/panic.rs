@@ -11,11 +11,7 @@ use crate::print::{call_printk, format_strings};
 
 #[panic_handler]
 fn panic(info: &PanicInfo<'_>) -> ! {
-    call_printk(
-        format_strings::EMERG,
-        b"rust\0",
-        format_args!("{info}\n"),
-    );
+    call_printk(format_strings::EMERG, b"rust\0", format_args!("{info}\n"));
     // SAFETY: `BUG()` may be called from any context; it does not return.
     unsafe { bindings::rust_helper_BUG() }
 }
