@@ -51,19 +51,8 @@ impl std::error::Error for Interrupted {}
 /// Where the static busybox comes from (Debian's `busybox-static`).
 pub const BUSYBOX: &str = "/bin/busybox";
 
-/// The guest's `/init`.
-pub const INIT: &str = r#"#!/bin/busybox sh
-/bin/busybox --install -s /bin
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-mkdir -p /tmp
-# modinfo and modprobe look for the module index even when given a path.
-mkdir -p /lib/modules/$(uname -r) && touch /lib/modules/$(uname -r)/modules.dep
-sh /lab/steps.sh
-poweroff -f
-"#;
+/// The guest's `/init`: `vm/init`.
+pub const INIT: &str = include_str!("../../vm/init");
 
 /// The serial port of the result channel, in the guest.
 pub const RESULT_PORT: &str = "/dev/ttyS1";

@@ -33,11 +33,13 @@ rust-staticlib := $(workspace)/target/$(rust-target)/$(rust-profile)/lib$(subst 
 # from rust-src with the same flags (-Zbuild-std) rather than taken
 # prebuilt; `compiler_builtins` without its `mem` feature leaves memcpy and
 # friends to the kernel's own.
+# ANCHOR: flags
 rust-flags := -Crelocation-model=static -Ccode-model=kernel
 # Calls to memcpy and friends that LLVM emits must be direct: module
 # relocation does not handle GOT-relative ones (R_X86_64_GOTPCREL).
 rust-flags += -Zplt=yes
 rust-flags += -Zretpoline-external-thunk -Zfunction-return=thunk-extern
+# ANCHOR_END: flags
 
 # The flags Kbuild gives the C compiler for this object; the kernel crate's
 # build.rs hands the relevant ones to bindgen. The dependency-file and
@@ -58,6 +60,7 @@ rust-sources := $(shell find $(kernel-crate) $(workspace)/module-macro $(src) \
 	-name target -prune -o \( -name '*.rs' -o -name Cargo.toml -o -name '*.h' \) -print) \
 	$(workspace)/Cargo.lock $(workspace)/Cargo.toml
 
+# ANCHOR: recipe
 quiet_cmd_cargo = CARGO   $@
       cmd_cargo = cd $(workspace) && \
 	RUSTC_BOOTSTRAP=1 \
@@ -75,6 +78,7 @@ quiet_cmd_cargo = CARGO   $@
 		--remove-section=.modinfo --add-section .modinfo=$@.modinfo \
 		--set-section-flags .modinfo=alloc,readonly,contents $@.tmp $@ && \
 	rm -rf $@.tmp $@.objs $@.modinfo
+# ANCHOR_END: recipe
 
 $(obj)/$(rust-module)_rust.o: $(rust-sources) FORCE
 	$(call if_changed,cargo)

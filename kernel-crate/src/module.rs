@@ -10,6 +10,7 @@ use core::mem::MaybeUninit;
 use crate::bindings;
 use crate::error::Result;
 
+// ANCHOR: module_trait
 /// A kernel module: created when the module is loaded, dropped when it is
 /// unloaded.
 ///
@@ -20,6 +21,7 @@ pub trait Module: Sized + Sync + Send {
     /// and the module is not loaded.
     fn init(module: &'static ThisModule) -> Result<Self>;
 }
+// ANCHOR_END: module_trait
 
 /// The `struct module` of the module being built, known as `THIS_MODULE` in C.
 ///
