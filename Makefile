@@ -12,7 +12,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CHECKER := cargo run --quiet --package checker --
 LABS := $(sort $(notdir $(wildcard labs/lab-[0-9]*)))
 
-.PHONY: all setup book test host-test clippy fmt-check kernel-clippy verify clean $(LABS)
+.PHONY: all setup book test host-test clippy fmt-check kernel-clippy verify clean
 
 all:
 	@echo "usage: make lab-NN [SOLUTION=1] | make test | make book | make setup"
@@ -20,7 +20,7 @@ all:
 setup:
 	$(CHECKER) setup
 
-$(LABS):
+lab-%:
 	$(CHECKER) lab $@ $(if $(SOLUTION),--solution)
 
 book:
