@@ -17,7 +17,7 @@
 # kernel, and any other builtin the code needs (128-bit division, floats)
 # is an undefined symbol that modpost reports at build time.
 #
-# `make CLIPPY=1` runs clippy instead of rustc, with warnings denied.
+# `make CLIPPY=1` runs clippy first, with warnings denied.
 
 kernel-crate := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
 workspace := $(abspath $(kernel-crate)/..)
@@ -51,8 +51,11 @@ rust-bindgen-cflags = $(filter-out -Wp% -DKBUILD_%,$(c_flags))
 # that holds vermagic; the kernel reads only the first `.modinfo`. The
 # strings are therefore moved into a plain `.modinfo` section.
 
-rust-cargo-cmd := $(if $(CLIPPY),clippy,build)
-rust-cargo-tail := $(if $(CLIPPY),-- -D warnings)
+rust-cargo-args := --quiet --package $(rust-package) \
+	--target $(rust-target) --profile $(rust-profile) \
+	-Zbuild-std=core,compiler_builtins --target-dir $(workspace)/target
+# clippy only checks; the build that follows produces the library.
+rust-clippy := $(if $(CLIPPY),cargo clippy $(rust-cargo-args) -- -D warnings &&)
 
 # Every input of the crate graph: Kbuild rebuilds when one changes and
 # cargo decides what to recompile.
@@ -63,14 +66,11 @@ rust-sources := $(shell find $(kernel-crate) $(workspace)/module-macro $(src) \
 # ANCHOR: recipe
 quiet_cmd_cargo = CARGO   $@
       cmd_cargo = cd $(workspace) && \
-	RUSTC_BOOTSTRAP=1 \
+	export RUSTC_BOOTSTRAP=1 \
 	CARGO_TARGET_X86_64_UNKNOWN_NONE_RUSTFLAGS="$(rust-flags)" \
 	KERNEL_CFLAGS="$(rust-bindgen-cflags)" \
-	KERNEL_OBJTREE="$(abspath $(objtree))" \
-	cargo $(rust-cargo-cmd) --quiet --package $(rust-package) \
-		--target $(rust-target) --profile $(rust-profile) \
-		-Zbuild-std=core,compiler_builtins \
-		--target-dir $(workspace)/target $(rust-cargo-tail) && \
+	KERNEL_OBJTREE="$(abspath $(objtree))" && \
+	$(rust-clippy) cargo build $(rust-cargo-args) && \
 	rm -rf $@.objs && mkdir $@.objs && (cd $@.objs && $(AR) x $(rust-staticlib)) && \
 	$(LD) -r -o $@.tmp $$(ls $@.objs/*.o | grep -v '/compiler_builtins-') && \
 	$(OBJCOPY) -O binary --only-section=.modinfo $@.tmp $@.modinfo && \
