@@ -80,11 +80,12 @@ fn main() -> ExitCode {
 fn real_main(cli: Cli) -> Result<bool> {
     match cli.command {
         Cmd::Setup { no_book } => {
+            let started = std::time::Instant::now();
             setup::ensure(&setup::Options {
                 book: !no_book,
                 verbose: true,
             })?;
-            println!("setup: done");
+            println!("setup: done ({:.1} s)", started.elapsed().as_secs_f64());
             Ok(true)
         }
         Cmd::Lab {
