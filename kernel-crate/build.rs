@@ -48,6 +48,13 @@ fn main() {
         .allowlist_function("rust_helper_.*")
         .allowlist_var("E[A-Z0-9]+")
         .allowlist_var("MAX_ERRNO")
+        .allowlist_type("kernel_param")
+        .allowlist_type("kernel_param_ops")
+        .allowlist_function("kernel_param_(un)?lock")
+        .allowlist_var("KERNEL_PARAM_OPS_FL_NOARG")
+        .allowlist_function("krealloc")
+        .allowlist_function("kfree")
+        .allowlist_var("RUST_CONST_HELPER_.*")
         .generate()
         .unwrap_or_else(|e| {
             eprintln!("error: bindgen failed on src/bindings_helper.h: {e}");

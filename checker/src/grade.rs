@@ -66,6 +66,8 @@ pub struct StepGrade {
     pub expected_path: PathBuf,
     /// The verdict.
     pub verdict: Verdict,
+    /// The full output of a host step.
+    pub log: Option<PathBuf>,
 }
 
 impl StepGrade {
@@ -91,12 +93,13 @@ pub fn update_requested() -> bool {
     std::env::var_os("UPDATE_EXPECT").is_some()
 }
 
-/// Every step failed because the build failed.
+/// Every guest step failed because the build failed.
 pub fn build_failed(lab: &Lab) -> Vec<StepGrade> {
     lab.config
         .steps
         .iter()
         .enumerate()
+        .filter(|(_, s)| s.guest().is_some())
         .map(|(i, s)| StepGrade {
             index: i,
             name: s.name.clone(),
@@ -104,22 +107,52 @@ pub fn build_failed(lab: &Lab) -> Vec<StepGrade> {
             actual: None,
             expected_path: lab.expected_path(i),
             verdict: Verdict::Fail(Failure::BuildFailed),
+            log: None,
         })
         .collect()
 }
 
-/// Grades each step of `lab` from the transcript. `timed_out` tells how an
-/// unfinished step ended. With `update`, completed steps' expected files are
-/// written through `expect-test`.
+/// Grades the host step `index` of `lab`, which exited with `status` after
+/// printing `output` (kept in full in `log`) in `time` seconds.
+pub fn grade_host(
+    lab: &Lab,
+    index: usize,
+    status: i32,
+    output: &str,
+    log: &Path,
+    time: f64,
+    update: bool,
+) -> StepGrade {
+    let step = &lab.config.steps[index];
+    let expected_path = lab.expected_path(index);
+    let actual = snapshot::render_host(step.command(), status, output);
+    let verdict = compare(&expected_path, &actual, update);
+    StepGrade {
+        index,
+        name: step.name.clone(),
+        time: Some(time),
+        actual: Some(actual),
+        expected_path,
+        verdict,
+        log: Some(log.to_path_buf()),
+    }
+}
+
+/// Grades each guest step of `lab` from the transcript, in which the guest
+/// steps are numbered from 0. `timed_out` tells how an unfinished step
+/// ended. With `update`, completed steps' expected files are written
+/// through `expect-test`.
 pub fn grade_steps(lab: &Lab, t: &Transcript, timed_out: bool, update: bool) -> Vec<StepGrade> {
     let modules = &lab.config.modules;
     lab.config
         .steps
         .iter()
         .enumerate()
-        .map(|(i, step)| {
+        .filter_map(|(i, step)| Some((i, step.guest()?)))
+        .enumerate()
+        .map(|(guest, (i, step))| {
             let expected_path = lab.expected_path(i);
-            let record = t.step(i);
+            let record = t.step(guest);
             let time = record.and_then(|r| r.duration());
             let (actual, verdict) = match record {
                 None => (None, Verdict::Fail(Failure::NotRun)),
@@ -146,6 +179,7 @@ pub fn grade_steps(lab: &Lab, t: &Transcript, timed_out: bool, update: bool) -> 
                 actual,
                 expected_path,
                 verdict,
+                log: None,
             }
         })
         .collect()

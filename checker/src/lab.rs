@@ -19,6 +19,27 @@
 //! Unknown keys are errors. Each step `N` (1-based) is compared with
 //! `labs/<lab>/expected/NN-<name>.txt` (see [`crate::snapshot`]).
 //!
+//! A step has exactly one of `run` and `host`. `run` steps are *guest*
+//! steps, run in the guest after it boots. A `host` step runs on this
+//! machine instead, before the build and the guest, for host-side work such
+//! as a proc-macro crate's tests:
+//!
+//! ```toml
+//! [[step]]
+//! name = "expansion"
+//! host = "cargo test -p lab-02-macro"                    # `sh -c`, in the workspace root
+//! host_solution = "cargo test -p lab-02-macro-solution"  # optional: run instead with --solution
+//! ```
+//!
+//! The snapshot of a host step records its exit status and its output
+//! reduced to the test harness summary (see [`crate::snapshot::render_host`]);
+//! it names the `host` command whichever of the two ran, so the exercise and
+//! the reference solution are compared with the same file. The full output
+//! is kept next to the build log. `UPDATE_EXPECT` is removed from a host
+//! step's environment: it refreshes the lab's snapshots, never the snapshot
+//! tests inside the crate under test. Host steps come before every guest
+//! step, and a lab needs at least one guest step.
+//!
 //! The lab folder's `Makefile` builds the modules: the checker runs
 //! `make -C labs/<lab> KDIR=/usr/src/linux-headers-<abi>` (plus
 //! `SOLUTION=1` for the reference solution) and expects `<module>.ko` in the
@@ -49,26 +70,118 @@ pub struct LabConfig {
     /// Time limit of the whole guest run, in seconds.
     #[serde(default)]
     pub timeout: Option<u64>,
-    /// The steps, in order.
+    /// The steps, in order: host steps first.
     #[serde(rename = "step")]
-    pub steps: Vec<Step>,
+    pub steps: Vec<LabStep>,
 }
 
-/// One step: a command run in the guest, then graded.
+/// One `[[step]]`: a command run in the guest or on the host, then graded.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(try_from = "RawStep")]
+pub struct LabStep {
+    /// Short name, `[a-z0-9_-]+`.
+    pub name: String,
+    /// Where and what to run.
+    pub kind: StepKind,
+}
+
+/// Where a step runs, and its command.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepKind {
+    /// `run`: a shell command line run by busybox `sh -c` in the guest.
+    Guest(String),
+    /// `host`: a shell command line run by `sh -c` on the host, in the
+    /// workspace root, before the build.
+    Host {
+        /// The command, as the snapshot records it.
+        command: String,
+        /// `host_solution`: the command run instead for the reference solution.
+        solution: Option<String>,
+    },
+}
+
+/// A `[[step]]` as written, before the checks of [`LabStep`]'s `TryFrom`.
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawStep {
+    name: String,
+    run: Option<String>,
+    host: Option<String>,
+    host_solution: Option<String>,
+}
+
+impl TryFrom<RawStep> for LabStep {
+    type Error = String;
+
+    fn try_from(raw: RawStep) -> Result<Self, String> {
+        let name = raw.name;
+        let kind = match (raw.run, raw.host, raw.host_solution) {
+            (Some(run), None, None) => StepKind::Guest(run),
+            (None, Some(command), solution) => StepKind::Host { command, solution },
+            (Some(_), _, _) => {
+                return Err(format!(
+                "step {name:?}: give `run` (a guest command) or `host` (a host command), not both"
+            ))
+            }
+            (None, None, Some(_)) => {
+                return Err(format!("step {name:?}: `host_solution` needs `host`"))
+            }
+            (None, None, None) => {
+                return Err(format!(
+                    "step {name:?}: give `run` (a guest command) or `host` (a host command)"
+                ))
+            }
+        };
+        Ok(LabStep { name, kind })
+    }
+}
+
+impl LabStep {
+    /// The snapshot file name of step `index` (0-based): `NN-name.txt`.
+    pub fn expected_file_name(&self, index: usize) -> String {
+        format!("{:02}-{}.txt", index + 1, self.name)
+    }
+
+    /// The step as the guest runs it, if it is a guest step.
+    pub fn guest(&self) -> Option<Step> {
+        match &self.kind {
+            StepKind::Guest(run) => Some(Step {
+                name: self.name.clone(),
+                run: run.clone(),
+            }),
+            StepKind::Host { .. } => None,
+        }
+    }
+
+    /// The command a host step runs: `host`, or `host_solution` (when
+    /// given) for the reference solution.
+    pub fn host_command(&self, solution: bool) -> Option<&str> {
+        match &self.kind {
+            StepKind::Guest(_) => None,
+            StepKind::Host {
+                solution: Some(alt),
+                ..
+            } if solution => Some(alt),
+            StepKind::Host { command, .. } => Some(command),
+        }
+    }
+
+    /// The command as the snapshot records it: `run` or `host`.
+    pub fn command(&self) -> &str {
+        match &self.kind {
+            StepKind::Guest(run) => run,
+            StepKind::Host { command, .. } => command,
+        }
+    }
+}
+
+/// A guest step, as the guest's step runner gets it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Step {
     /// Short name, `[a-z0-9_-]+`.
     pub name: String,
     /// Shell command line run by busybox `sh -c` in the guest.
     pub run: String,
-}
-
-impl Step {
-    /// The snapshot file name of step `index` (0-based): `NN-name.txt`.
-    pub fn expected_file_name(&self, index: usize) -> String {
-        format!("{:02}-{}.txt", index + 1, self.name)
-    }
 }
 
 /// A lab: its folder and its parsed description.
@@ -98,6 +211,24 @@ impl Lab {
             dir: dir.to_path_buf(),
             config,
         })
+    }
+
+    /// The guest steps, in order: the guest numbers them from 0.
+    pub fn guest_steps(&self) -> Vec<Step> {
+        self.config
+            .steps
+            .iter()
+            .filter_map(LabStep::guest)
+            .collect()
+    }
+
+    /// The lab index of the first guest step (the number of host steps).
+    pub fn first_guest_step(&self) -> usize {
+        let steps = &self.config.steps;
+        steps
+            .iter()
+            .position(|s| s.guest().is_some())
+            .unwrap_or(steps.len())
     }
 
     /// The expected snapshot of step `index` (0-based).
@@ -137,16 +268,35 @@ fn validate(c: &LabConfig) -> Result<()> {
         if !is_name(&s.name) {
             bail!("step {}: name {:?} must be [a-z0-9_-]+", i + 1, s.name);
         }
-        if s.run.trim().is_empty() {
-            bail!("step {} ({}): `run` is empty", i + 1, s.name);
+        let commands: Vec<(&str, &str)> = match &s.kind {
+            StepKind::Guest(run) => vec![("run", run)],
+            StepKind::Host { command, solution } => std::iter::once(("host", command.as_str()))
+                .chain(solution.as_deref().map(|c| ("host_solution", c)))
+                .collect(),
+        };
+        for (key, command) in commands {
+            if command.trim().is_empty() {
+                bail!("step {} ({}): `{key}` is empty", i + 1, s.name);
+            }
+            if command.contains('\n') {
+                bail!(
+                    "step {} ({}): `{key}` must be one line (use ; or && to chain)",
+                    i + 1,
+                    s.name
+                );
+            }
         }
-        if s.run.contains('\n') {
+        let after_guest = c.steps[..i].iter().any(|s| s.guest().is_some());
+        if after_guest && s.guest().is_none() {
             bail!(
-                "step {} ({}): `run` must be one line (use ; or && to chain)",
+                "step {} ({}): host steps must come before every guest step",
                 i + 1,
                 s.name
             );
         }
+    }
+    if c.steps.iter().all(|s| s.guest().is_none()) {
+        bail!("a lab needs at least one guest step (`run`)");
     }
     if c.smp == Some(0) {
         bail!("`smp` must be at least 1");
@@ -218,16 +368,178 @@ run = "rmmod hello"
                         30,
                     ),
                     steps: [
-                        Step {
+                        LabStep {
                             name: "load",
-                            run: "insmod /lab/hello.ko",
+                            kind: Guest(
+                                "insmod /lab/hello.ko",
+                            ),
                         },
-                        Step {
+                        LabStep {
                             name: "unload",
-                            run: "rmmod hello",
+                            kind: Guest(
+                                "rmmod hello",
+                            ),
                         },
                     ],
                 }"#]],
+        );
+    }
+
+    #[test]
+    fn host_steps() {
+        let c = parse(
+            r#"
+title = "t"
+chapter = "c.md"
+modules = ["m"]
+
+[[step]]
+name = "tests"
+host = "cargo test -p m-macro"
+host_solution = "cargo test -p m-macro-solution"
+
+[[step]]
+name = "lint"
+host = "cargo clippy -p m-macro"
+
+[[step]]
+name = "load"
+run = "insmod /lab/m.ko"
+"#,
+        )
+        .unwrap();
+        expect![[r#"
+            [
+                LabStep {
+                    name: "tests",
+                    kind: Host {
+                        command: "cargo test -p m-macro",
+                        solution: Some(
+                            "cargo test -p m-macro-solution",
+                        ),
+                    },
+                },
+                LabStep {
+                    name: "lint",
+                    kind: Host {
+                        command: "cargo clippy -p m-macro",
+                        solution: None,
+                    },
+                },
+                LabStep {
+                    name: "load",
+                    kind: Guest(
+                        "insmod /lab/m.ko",
+                    ),
+                },
+            ]"#]]
+        .assert_eq(&format!("{:#?}", c.steps));
+        let commands: Vec<_> = c
+            .steps
+            .iter()
+            .map(|s| (s.host_command(false), s.host_command(true), s.command()))
+            .collect();
+        assert_eq!(
+            commands,
+            [
+                (
+                    Some("cargo test -p m-macro"),
+                    Some("cargo test -p m-macro-solution"),
+                    "cargo test -p m-macro"
+                ),
+                (
+                    Some("cargo clippy -p m-macro"),
+                    Some("cargo clippy -p m-macro"),
+                    "cargo clippy -p m-macro"
+                ),
+                (None, None, "insmod /lab/m.ko"),
+            ]
+        );
+        let lab = Lab {
+            name: "lab".into(),
+            dir: PathBuf::from("lab"),
+            config: c,
+        };
+        assert_eq!(lab.first_guest_step(), 2);
+        assert_eq!(
+            lab.guest_steps(),
+            [Step {
+                name: "load".into(),
+                run: "insmod /lab/m.ko".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn invalid_host_steps() {
+        let head = "title='t'\nchapter='c.md'\nmodules=['m']\n";
+        let guest = "[[step]]\nname='g'\nrun='true'\n";
+        let check = |steps: &str, expect: Expect| {
+            let actual = match parse(&format!("{head}{steps}")) {
+                Ok(_) => "ok".to_owned(),
+                Err(e) => format!("error: {e:#}"),
+            };
+            expect.assert_eq(&actual);
+        };
+        check(
+            &format!("[[step]]\nname='h'\nhost='true'\n{guest}"),
+            expect!["ok"],
+        );
+        check(
+            "[[step]]\nname='a'\nrun='true'\nhost='true'\n",
+            expect![[r#"
+                error: TOML parse error at line 4, column 1
+                  |
+                4 | [[step]]
+                  | ^^^^^^^^
+                step "a": give `run` (a guest command) or `host` (a host command), not both
+            "#]],
+        );
+        check(
+            "[[step]]\nname='a'\n",
+            expect![[r#"
+                error: TOML parse error at line 4, column 1
+                  |
+                4 | [[step]]
+                  | ^^^^^^^^
+                step "a": give `run` (a guest command) or `host` (a host command)
+            "#]],
+        );
+        check(
+            "[[step]]\nname='a'\nrun='true'\nhost_solution='true'\n",
+            expect![[r#"
+                error: TOML parse error at line 4, column 1
+                  |
+                4 | [[step]]
+                  | ^^^^^^^^
+                step "a": give `run` (a guest command) or `host` (a host command), not both
+            "#]],
+        );
+        check(
+            "[[step]]\nname='a'\nhost_solution='true'\n",
+            expect![[r#"
+                error: TOML parse error at line 4, column 1
+                  |
+                4 | [[step]]
+                  | ^^^^^^^^
+                step "a": `host_solution` needs `host`
+            "#]],
+        );
+        check(
+            &format!("{guest}[[step]]\nname='h'\nhost='true'\n"),
+            expect!["error: step 2 (h): host steps must come before every guest step"],
+        );
+        check(
+            "[[step]]\nname='h'\nhost='true'\n",
+            expect!["error: a lab needs at least one guest step (`run`)"],
+        );
+        check(
+            &format!("[[step]]\nname='h'\nhost='true'\nhost_solution=' '\n{guest}"),
+            expect!["error: step 1 (h): `host_solution` is empty"],
+        );
+        check(
+            &format!("[[step]]\nname='h'\nhost='a\\nb'\n{guest}"),
+            expect!["ok"],
         );
     }
 
@@ -263,7 +575,7 @@ run = "rmmod hello"
                   |
                 7 | expect='x'
                   | ^^^^^^
-                unknown field `expect`, expected `name` or `run`
+                unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`
             "#]],
         );
     }

@@ -8,9 +8,12 @@
 //! - [`snapshot`]: turns a step's result into snapshot text.
 //! - [`grade`]: compares with the expected files, finds crashes, diffs.
 //! - [`run`]: `checker lab` and `checker verify`.
+//! - [`buildcheck`]: rejects modules that contain an allocation-failure
+//!   panic path.
 #![forbid(unsafe_code)]
 
 pub mod accel;
+pub mod buildcheck;
 pub mod cpio;
 pub mod grade;
 pub mod lab;

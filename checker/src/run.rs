@@ -155,11 +155,69 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
                 .join(", ")
         );
     }
+    // Every module built must be free of allocation-failure panic paths.
+    let clean = status.success()
+        && produced
+        && crate::buildcheck::check_modules(&lab.dir, &lab.config.modules, log)?;
     Ok(BuildOutcome {
-        ok: status.success() && produced,
+        ok: status.success() && produced && clean,
         time: started.elapsed(),
         log: log.to_path_buf(),
     })
+}
+
+/// Runs the lab's host steps (see [`crate::lab`]) one by one in `dir`, the
+/// workspace root, and grades them. Each step's output goes to
+/// `<work>/NN-name.log`.
+pub fn run_host_steps(
+    dir: &Path,
+    lab: &Lab,
+    solution: bool,
+    work: &Path,
+) -> Result<Vec<StepGrade>> {
+    let total = lab.config.steps.len();
+    let mut grades = Vec::new();
+    for (i, step) in lab.config.steps.iter().enumerate() {
+        let Some(command) = step.host_command(solution) else {
+            continue;
+        };
+        print!("step {}/{total} {} (on the host) ...", i + 1, step.name);
+        flush();
+        fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
+        let log = work.join(step.expected_file_name(i).replace(".txt", ".log"));
+        let file =
+            fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
+        let started = Instant::now();
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(dir)
+            // The lab's snapshots are refreshed, never the tests' own.
+            .env_remove("UPDATE_EXPECT")
+            .env("CARGO_TERM_COLOR", "never")
+            .stdin(Stdio::null())
+            .stdout(file.try_clone()?)
+            .stderr(file)
+            .status()
+            .with_context(|| format!("cannot run sh -c {command:?}"))?;
+        if vm::interrupted() {
+            return Err(Interrupted.into());
+        }
+        let time = started.elapsed().as_secs_f64();
+        println!(" done ({time:.1} s)");
+        let output = fs::read_to_string(&log).unwrap_or_default();
+        let status = status.code().unwrap_or(-1);
+        grades.push(grade::grade_host(
+            lab,
+            i,
+            status,
+            &output,
+            &log,
+            time,
+            grade::update_requested(),
+        ));
+    }
+    Ok(grades)
 }
 
 /// Runs one lab: build, guest, grade; prints progress and the report.
@@ -179,9 +237,12 @@ pub fn run_lab(
     println!("{}: {}{variant}", lab.name, lab.config.title);
     println!("Read: book/src/{}", lab.config.chapter);
 
+    let work = work_dir(root, lab, opts.solution);
+    let mut host_steps = run_host_steps(root.unwrap_or(&lab.dir), lab, opts.solution, &work)?;
+
     print!("build ...");
     flush();
-    let log = work_dir(root, lab, opts.solution).join("build.log");
+    let log = work.join("build.log");
     let build = build(lab, tc, opts.solution, &log)?;
     let secs = build.time.as_secs_f64();
     if !build.ok {
@@ -194,7 +255,7 @@ pub fn run_lab(
             lab: lab.name.clone(),
             solution: opts.solution,
             build,
-            steps: grade::build_failed(lab),
+            steps: [host_steps, grade::build_failed(lab)].concat(),
             crash: None,
             timed_out: false,
             accel: None,
@@ -211,6 +272,8 @@ pub fn run_lab(
         .timeout
         .or(lab.config.timeout)
         .unwrap_or(lab::DEFAULT_TIMEOUT_SECS);
+    let guest_steps = lab.guest_steps();
+    let first_guest = lab.first_guest_step();
     let steps = &lab.config.steps;
     let cfg = GuestConfig {
         kernel: &tc.boot_kernel,
@@ -220,7 +283,7 @@ pub fn run_lab(
             .iter()
             .map(|m| (m.clone(), lab.dir.join(format!("{m}.ko"))))
             .collect(),
-        steps,
+        steps: &guest_steps,
         smp: lab.config.smp.unwrap_or(1),
         memory_mb: GUEST_MEMORY_MB,
         timeout: Duration::from_secs(timeout),
@@ -233,6 +296,7 @@ pub fn run_lab(
             println!("boot ... accelerator {accel}: {why}; time limit {timeout} s");
         }
         Progress::StepStarted(i) => {
+            let i = first_guest + i;
             println!("step {}/{total} {}", i + 1, steps[i].name);
         }
     };
@@ -241,12 +305,22 @@ pub fn run_lab(
         println!("kept the guest files in {}", dir.display());
     }
     let timed_out = run.ending == Ending::TimedOut;
-    let steps = grade::grade_steps(lab, &run.transcript, timed_out, grade::update_requested());
-    let crash = grade::find_crash(&run.console);
+    let guest_grades =
+        grade::grade_steps(lab, &run.transcript, timed_out, grade::update_requested());
+    host_steps.extend(guest_grades);
+    let steps = host_steps;
+    // The guest numbers its steps from the first guest step.
+    let crash = grade::find_crash(&run.console).map(|mut crash| {
+        crash.step = crash.step.map(|(i, name)| (first_guest + i, name));
+        crash
+    });
 
     if timed_out {
         let at = match run.transcript.unfinished() {
-            Some(i) => format!("in step {} ({})", i + 1, lab.config.steps[i].name),
+            Some(i) => {
+                let i = first_guest + i;
+                format!("in step {} ({})", i + 1, lab.config.steps[i].name)
+            }
             None if run.transcript.last_started().is_none() => "during boot".into(),
             None => "after the last step".into(),
         };
@@ -334,6 +408,9 @@ pub fn print_report(r: &LabReport, color: bool) {
             for line in grade::diff(expected, actual, color).lines() {
                 println!("      {line}");
             }
+        }
+        if let (Verdict::Fail(_), Some(log)) = (&s.verdict, &s.log) {
+            println!("      full output: {}", rel(log));
         }
     }
     if let Some(c) = &r.crash {

@@ -21,6 +21,18 @@
 //! - output and kernel log: hexadecimal addresses (`0x` followed by 8 or more
 //!   hex digits, or a bare 16-hex-digit word) become `0x<ADDR>`; a `\r`
 //!   before a newline (added by the serial line) is removed.
+//!
+//! A host step (see [`crate::lab`]) has no kernel log, and its output is
+//! reduced to what the test harness concluded, by [`test_summary`]:
+//!
+//! ```text
+//! $ cargo test -p lab-02-macro
+//! status: 101
+//! --- output
+//! test tests::empty_list ... FAILED
+//! test tests::one_author ... ok
+//! test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out
+//! ```
 
 use std::fmt::Write as _;
 
@@ -50,6 +62,57 @@ pub fn render(command: &str, status: i32, output: &str, kmsg: &str, modules: &[S
     s.push_str("--- kernel log\n");
     push_body(&mut s, &filter_kmsg(kmsg, modules));
     s
+}
+
+/// Renders the snapshot text of one finished host step.
+pub fn render_host(command: &str, status: i32, output: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "$ {command}");
+    let _ = writeln!(s, "status: {status}");
+    s.push_str("--- output\n");
+    push_body(&mut s, &test_summary(output));
+    s
+}
+
+/// What a run of Rust test binaries concluded, deterministically: each
+/// binary's `test NAME ... RESULT` lines, sorted by name (tests run in
+/// parallel), then its `test result:` line without the time it took.
+/// Everything else (build messages, the failures' own output) is left out.
+/// If no test binary ran, the `error` lines are kept instead (the tests
+/// did not build).
+pub fn test_summary(output: &str) -> String {
+    let mut out = String::new();
+    let mut tests: Vec<&str> = Vec::new();
+    let mut ran = false;
+    let mut errors = String::new();
+    for line in output.lines() {
+        let line = line.trim_end_matches('\r');
+        if line.starts_with("test ") && line.contains(" ... ") {
+            tests.push(line);
+        } else if let Some(result) = line.strip_prefix("test result: ") {
+            ran = true;
+            tests.sort_unstable();
+            for test in tests.drain(..) {
+                out.push_str(test);
+                out.push('\n');
+            }
+            let result = result.split("; finished in ").next().unwrap_or(result);
+            let _ = writeln!(out, "test result: {result}");
+        } else if line.starts_with("error") {
+            errors.push_str(line);
+            errors.push('\n');
+        }
+    }
+    // A binary that stopped before its summary (it crashed).
+    tests.sort_unstable();
+    for test in tests {
+        out.push_str(test);
+        out.push('\n');
+    }
+    if !ran {
+        out.push_str(&errors);
+    }
+    out
 }
 
 fn push_body(s: &mut String, body: &str) {
@@ -226,6 +289,67 @@ mod tests {
         check("x0xdeadbeefdead", expect!["x0xdeadbeefdead"]);
         check("hello+0x5/0x10 [hello]", expect!["hello+0x5/0x10 [hello]"]);
         check("ünïcode 0xdeadbeef ök", expect!["ünïcode 0x<ADDR> ök"]);
+    }
+
+    #[test]
+    fn host_rendering() {
+        let check = |status, output: &str, expect: Expect| {
+            expect.assert_eq(&render_host("cargo test -p m", status, output))
+        };
+        check(
+            101,
+            "   Compiling m v0.1.0 (/w/m)\n\
+             \x20   Finished `test` profile [unoptimized + debuginfo] target(s) in 1.02s\n\
+             \x20    Running unittests src/lib.rs (target/debug/deps/m-0123)\n\
+             \n\
+             running 3 tests\n\
+             test tests::b ... ok\n\
+             test tests::c ... FAILED\n\
+             test tests::a ... ok\n\
+             \n\
+             failures:\n\
+             \n\
+             ---- tests::c stdout ----\n\
+             test failed\n\
+             \n\
+             failures:\n\
+             \x20   tests::c\n\
+             \n\
+             test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s\n\
+             \n\
+             error: test failed, to rerun pass `-p m --lib`\n",
+            expect![[r#"
+                $ cargo test -p m
+                status: 101
+                --- output
+                test tests::a ... ok
+                test tests::b ... ok
+                test tests::c ... FAILED
+                test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out
+            "#]],
+        );
+        check(
+            101,
+            "error[E0425]: cannot find value `x` in this scope\r\n --> src/lib.rs:1:1\n\
+             error: could not compile `m` (lib test) due to 1 previous error\n",
+            expect![[r#"
+                $ cargo test -p m
+                status: 101
+                --- output
+                error[E0425]: cannot find value `x` in this scope
+                error: could not compile `m` (lib test) due to 1 previous error
+            "#]],
+        );
+        check(
+            0,
+            "running 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n",
+            expect![[r#"
+                $ cargo test -p m
+                status: 0
+                --- output
+                test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out
+            "#]],
+        );
     }
 
     #[test]

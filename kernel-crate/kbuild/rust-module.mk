@@ -49,7 +49,9 @@ rust-bindgen-cflags = $(filter-out -Wp% -DKBUILD_%,$(c_flags))
 # The modinfo strings come out of rustc in a `.modinfo` section marked
 # SHF_GNU_RETAIN (from `#[used]`), which ld will not merge with the C one
 # that holds vermagic; the kernel reads only the first `.modinfo`. The
-# strings are therefore moved into a plain `.modinfo` section.
+# strings are therefore moved into a plain `.modinfo` section, after one
+# NUL byte: busybox's modinfo only sees a string that follows a NUL, and
+# the byte before the section belongs to whatever precedes it in the file.
 
 rust-cargo-args := --quiet --package $(rust-package) \
 	--target $(rust-target) --profile $(rust-profile) \
@@ -73,11 +75,12 @@ quiet_cmd_cargo = CARGO   $@
 	$(rust-clippy) cargo build $(rust-cargo-args) && \
 	rm -rf $@.objs && mkdir $@.objs && (cd $@.objs && $(AR) x $(rust-staticlib)) && \
 	$(LD) -r -o $@.tmp $$(ls $@.objs/*.o | grep -v '/compiler_builtins-') && \
-	$(OBJCOPY) -O binary --only-section=.modinfo $@.tmp $@.modinfo && \
+	$(OBJCOPY) -O binary --only-section=.modinfo $@.tmp $@.modinfo.raw && \
+	(printf '\0'; cat $@.modinfo.raw) > $@.modinfo && \
 	$(OBJCOPY) --remove-section=.llvmbc --remove-section=.llvmcmd \
 		--remove-section=.modinfo --add-section .modinfo=$@.modinfo \
 		--set-section-flags .modinfo=alloc,readonly,contents $@.tmp $@ && \
-	rm -rf $@.tmp $@.objs $@.modinfo
+	rm -rf $@.tmp $@.objs $@.modinfo $@.modinfo.raw
 # ANCHOR_END: recipe
 
 $(obj)/$(rust-module)_rust.o: $(rust-sources) FORCE

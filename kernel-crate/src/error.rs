@@ -8,9 +8,11 @@
 
 use core::ffi::c_int;
 use core::fmt;
+use core::ptr::NonNull;
 
 use crate::bindings;
 
+// ANCHOR: error
 /// A kernel error.
 ///
 /// # Invariants
@@ -18,6 +20,7 @@ use crate::bindings;
 /// The value is a valid negative errno: `-MAX_ERRNO <= value <= -1`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Error(c_int);
+// ANCHOR_END: error
 
 /// The kernel's result type: `Ok` or an [`Error`].
 pub type Result<T = (), E = Error> = core::result::Result<T, E>;
@@ -78,6 +81,7 @@ impl fmt::Debug for Error {
     }
 }
 
+// ANCHOR: to_result
 /// Converts a C return value (0 or more for success, a negative errno for
 /// failure) into a [`Result`].
 pub fn to_result(ret: c_int) -> Result<c_int> {
@@ -87,6 +91,29 @@ pub fn to_result(ret: c_int) -> Result<c_int> {
         Ok(ret)
     }
 }
+// ANCHOR_END: to_result
+
+// ANCHOR: c_conventions
+/// Converts a pointer from a C function that returns `ERR_PTR(-errno)` on
+/// failure (`IS_ERR` in C) into a [`Result`]. NULL is not an error here: use
+/// [`from_null`] for functions that may also return NULL.
+pub fn from_err_ptr<T>(ptr: *mut T) -> Result<*mut T> {
+    // `IS_ERR_VALUE`: the last `MAX_ERRNO` addresses encode `-errno`.
+    let value = ptr.addr() as isize;
+    if value < 0 && value >= -(bindings::MAX_ERRNO as isize) {
+        // The range check makes the value fit a `c_int`.
+        Err(Error::from_errno(value as c_int))
+    } else {
+        Ok(ptr)
+    }
+}
+
+/// Converts a pointer from a C function that returns NULL on failure (such
+/// as `kmalloc`) into a [`Result`] with `error`, usually `ENOMEM`.
+pub fn from_null<T>(ptr: *mut T, error: Error) -> Result<NonNull<T>> {
+    NonNull::new(ptr).ok_or(error)
+}
+// ANCHOR_END: c_conventions
 
 macro_rules! declare_errors {
     ($($name:ident: $doc:literal,)*) => {

@@ -14,9 +14,11 @@
 #![no_std]
 #![warn(missing_docs)]
 
+pub mod alloc;
 pub mod bindings;
 pub mod error;
 pub mod module;
+pub mod module_param;
 pub mod prelude;
 pub mod print;
 

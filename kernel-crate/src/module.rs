@@ -48,8 +48,16 @@ impl ThisModule {
     }
 
     /// Returns the raw pointer, for C functions that take an owner.
-    pub fn as_ptr(&self) -> *mut bindings::module {
+    pub const fn as_ptr(&self) -> *mut bindings::module {
         self.0
+    }
+
+    /// Takes this module's parameter lock, which the kernel holds while it
+    /// writes a parameter; reading a writable parameter needs the guard:
+    /// `count.read(&THIS_MODULE.kernel_param_lock())`. Released when the
+    /// guard is dropped. May sleep.
+    pub fn kernel_param_lock(&self) -> crate::module_param::KParamGuard<'_> {
+        crate::module_param::KParamGuard::lock(self)
     }
 }
 

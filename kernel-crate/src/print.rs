@@ -41,7 +41,8 @@ pub mod format_strings {
 }
 
 /// A fixed buffer that keeps what fits and drops the rest, cutting only at
-/// character boundaries.
+/// character boundaries. Once a write is cut, every later write is dropped
+/// too, so that a short piece cannot slip in after the cut.
 ///
 /// # Invariants
 ///
@@ -49,6 +50,7 @@ pub mod format_strings {
 struct LineBuffer {
     buf: [u8; LINE_CAPACITY],
     len: usize,
+    truncated: bool,
 }
 
 impl LineBuffer {
@@ -57,6 +59,7 @@ impl LineBuffer {
         Self {
             buf: [0; LINE_CAPACITY],
             len: 0,
+            truncated: false,
         }
     }
 
@@ -65,13 +68,18 @@ impl LineBuffer {
     }
 }
 
+// ANCHOR: line_buffer
 impl Write for LineBuffer {
     fn write_str(&mut self, s: &str) -> fmt::Result {
+        if self.truncated {
+            return Ok(());
+        }
         let room = LINE_CAPACITY - self.len;
         let mut take = s.len().min(room);
         while !s.is_char_boundary(take) {
             take -= 1;
         }
+        self.truncated = take < s.len();
         self.buf[self.len..self.len + take].copy_from_slice(&s.as_bytes()[..take]);
         // INVARIANT: `take <= room` and `s[..take]` ends at a char boundary.
         self.len += take;
@@ -80,6 +88,7 @@ impl Write for LineBuffer {
         Ok(())
     }
 }
+// ANCHOR_END: line_buffer
 
 /// Formats `args` and prints them at the level of `format`, after `prefix`.
 ///

@@ -12,7 +12,7 @@ use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{braced, bracketed, token, Ident, Lit, Path, Token};
+use syn::{braced, bracketed, token, Ident, Lit, Path, Token, Type};
 
 /// The whole input: `key: value` fields separated by commas, with an
 /// optional trailing comma.
@@ -36,9 +36,11 @@ pub(crate) enum Value {
     List(List),
     /// A path: `Hello`, `crate::hello::Hello`.
     Path(Path),
-    /// `{ ... }`, kept as raw tokens. No field takes one yet; the `params`
-    /// field will parse its contents into its own nodes.
+    /// `{ ... }`, kept as raw tokens. The `params` field parses its
+    /// contents into [`Params`] during validation.
     Block(Block),
+    /// A negative number, `-5`: a `-` and a literal.
+    Neg(Token![-], Lit),
 }
 
 /// `[value, value, ...]`.
@@ -50,8 +52,21 @@ pub(crate) struct List {
 /// `{ ... }`.
 pub(crate) struct Block {
     pub(crate) brace: token::Brace,
-    #[allow(dead_code, reason = "read by the `params` field, which comes later")]
     pub(crate) tokens: TokenStream,
+}
+
+/// The contents of `params: { ... }`: parameters separated by commas.
+pub(crate) struct Params {
+    pub(crate) params: Punctuated<Param, Token![,]>,
+}
+
+/// One parameter: `name: type { key: value, ... }`.
+pub(crate) struct Param {
+    pub(crate) name: Ident,
+    pub(crate) ty: Type,
+    pub(crate) brace: token::Brace,
+    /// `default`, `permissions` and `description`, checked by validation.
+    pub(crate) fields: Punctuated<Field, Token![,]>,
 }
 
 impl Parse for Input {
@@ -92,6 +107,10 @@ impl Parse for Value {
             Ok(Value::List(List { bracket, items }))
         } else if lookahead.peek(Ident::peek_any) || lookahead.peek(Token![::]) {
             input.parse().map(Value::Path)
+        } else if lookahead.peek(Token![-]) {
+            let minus = input.parse()?;
+            let lit = input.parse()?;
+            Ok(Value::Neg(minus, lit))
         } else if lookahead.peek(token::Brace) {
             let content;
             let brace = braced!(content in input);
@@ -111,6 +130,41 @@ impl Value {
             Value::List(list) => list.bracket.span.join(),
             Value::Path(path) => path.span(),
             Value::Block(block) => block.brace.span.join(),
+            Value::Neg(minus, _) => minus.span,
         }
+    }
+}
+
+impl Parse for Params {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let params = input.parse_terminated(Param::parse, Token![,])?;
+        Ok(Params { params })
+    }
+}
+
+impl Parse for Param {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        if !input.peek(Ident::peek_any) {
+            return Err(input.error(
+                "expected a parameter such as `count: u32 { default: 1, permissions: 0o444, description: \"...\" }`",
+            ));
+        }
+        let name = Ident::parse_any(input)?;
+        input.parse::<Token![:]>()?;
+        let ty = input.parse()?;
+        if !input.peek(token::Brace) {
+            return Err(input.error(
+                "expected `{ default: ..., permissions: ..., description: ... }` after the parameter type",
+            ));
+        }
+        let content;
+        let brace = braced!(content in input);
+        let fields = content.parse_terminated(Field::parse, Token![,])?;
+        Ok(Param {
+            name,
+            ty,
+            brace,
+            fields,
+        })
     }
 }

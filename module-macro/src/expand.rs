@@ -5,11 +5,13 @@
 //! Identifiers the user's code refers to (`THIS_MODULE`, `__LOG_PREFIX`) get
 //! the call-site span, so they are visible to the code around `module!`.
 
-use proc_macro2::{Literal, TokenStream};
+use std::ffi::CString;
+
+use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::ast::Input;
-use crate::valid::{self, Module, Str};
+use crate::valid::{self, DefaultValue, Module, Param, ParamType, Scalar, Str};
 
 /// Expands `module! { ... }`. Never fails: on bad input, the output is the
 /// errors as `compile_error!`s plus [`fallback`] items.
@@ -59,6 +61,8 @@ fn generate(module: &Module) -> TokenStream {
         modinfo.push(modinfo_static(&format!("ALIAS_{i}"), "alias", alias));
     }
 
+    let params: Vec<TokenStream> = module.params.iter().map(param).collect();
+
     let log_prefix = c_bytes(&module.name.value);
     let ty = &module.ty;
 
@@ -88,6 +92,8 @@ fn generate(module: &Module) -> TokenStream {
             )
         };
 
+        #(#params)*
+
         static __MODULE: ::kernel::module::ModuleSlot<#ty> =
             ::kernel::module::ModuleSlot::new();
 
@@ -111,13 +117,140 @@ fn generate(module: &Module) -> TokenStream {
     }
 }
 
+/// One parameter: its `modinfo` strings, its value, its operations and its
+/// `struct kernel_param` in the `__param` section, as C's `module_param` and
+/// `MODULE_PARM_DESC` make.
+///
+/// The value is a `static` named after the parameter, so that the module's
+/// code reads it as `count.read()`. Its type says whether a lock is needed:
+/// a `ReadOnlyParam` when the permissions have no write bit, else a
+/// `WritableParam`, whose `read` takes the guard of the parameter lock.
+fn param(param: &Param) -> TokenStream {
+    let ident = &param.ident;
+    let name = &param.name;
+    let type_name = match param.ty {
+        ParamType::Scalar(scalar) => scalar.c_name().to_owned(),
+        ParamType::Array(elem, _) => format!("array of {}", elem.c_name()),
+    };
+    let parmtype = modinfo_entry(
+        &format!("PARMTYPE_{name}"),
+        &format!("parmtype={name}:{type_name}"),
+    );
+    let parm = modinfo_entry(
+        &format!("PARM_{name}"),
+        &format!("parm={name}:{}", param.description.value),
+    );
+
+    let ty = rust_type(param.ty);
+    let default = default_expr(param.ty, &param.default);
+    let (storage, constructor) = if param.is_writable() {
+        (quote!(WritableParam), quote!(writable))
+    } else {
+        (quote!(ReadOnlyParam), quote!(read_only))
+    };
+    let doc = format!(" {}", param.description.value);
+    // Identifiers have no NUL byte, so the fallback is never taken.
+    let c_name = Literal::c_string(&CString::new(name.as_str()).unwrap_or_default());
+    // In octal, as written; `0o` and octal digits are a valid literal.
+    let permissions = syn::LitInt::new(&format!("0o{:03o}", param.permissions), Span::call_site());
+    let ops = format_ident!("__PARAM_OPS_{}", name);
+    let kernel_param = format_ident!("__PARAM_{}", name);
+    quote! {
+        #parmtype
+        #parm
+
+        #[doc = #doc]
+        #[allow(non_upper_case_globals)]
+        static #ident: ::kernel::module_param::#storage<#ty> =
+            ::kernel::module_param::#storage::new(#default);
+
+        static #ops: ::kernel::module_param::ParamOps<#ty> =
+            ::kernel::module_param::ParamOps::new();
+
+        #[unsafe(link_section = "__param")]
+        #[used]
+        static #kernel_param: ::kernel::module_param::KernelParam =
+            ::kernel::module_param::KernelParam::#constructor(
+                #c_name,
+                &THIS_MODULE,
+                #permissions,
+                &#ops,
+                &#ident,
+            );
+    }
+}
+
+/// The Rust type that holds a parameter's value.
+fn rust_type(ty: ParamType) -> TokenStream {
+    match ty {
+        ParamType::Scalar(scalar) => scalar_type(scalar),
+        ParamType::Array(elem, len) => {
+            let elem = scalar_type(elem);
+            let len = Literal::usize_unsuffixed(len);
+            quote!(::kernel::module_param::ArrayParam<#elem, #len>)
+        }
+    }
+}
+
+fn scalar_type(scalar: Scalar) -> TokenStream {
+    match scalar {
+        Scalar::Bool => quote!(bool),
+        Scalar::Int(int) => {
+            let ident = format_ident!("{}", int.name);
+            quote!(#ident)
+        }
+        Scalar::Str(capacity) => {
+            let capacity = Literal::usize_unsuffixed(capacity);
+            quote!(::kernel::module_param::StrParam<#capacity>)
+        }
+    }
+}
+
+/// The expression of a default value, of the type [`rust_type`] gives.
+fn default_expr(ty: ParamType, value: &DefaultValue) -> TokenStream {
+    match (ty, value) {
+        (ParamType::Array(elem, _), DefaultValue::Array(items)) => {
+            let ty = rust_type(ty);
+            let items = items.iter().map(|item| scalar_expr(elem, item));
+            quote!(<#ty>::new(&[#(#items),*]))
+        }
+        (ParamType::Scalar(scalar), value) => scalar_expr(scalar, value),
+        // Validation builds the default from the type: an array type has an
+        // array default. Anything else would not compile, which is harmless.
+        (ParamType::Array(..), _) => quote!(::core::compile_error!(
+            "module!: internal error: array default"
+        )),
+    }
+}
+
+fn scalar_expr(scalar: Scalar, value: &DefaultValue) -> TokenStream {
+    match value {
+        DefaultValue::Bool(value) => quote!(#value),
+        DefaultValue::Int(value) => {
+            let literal = Literal::i128_unsuffixed(*value);
+            quote!(#literal)
+        }
+        DefaultValue::Str(value) => {
+            let ty = scalar_type(scalar);
+            quote!(<#ty>::new(#value))
+        }
+        DefaultValue::Array(_) => quote!(::core::compile_error!(
+            "module!: internal error: nested array"
+        )),
+    }
+}
+
 /// `static __MODINFO_<SUFFIX>: [u8; N] = *b"key=value\0";` in `.modinfo`,
 /// the section where C's `MODULE_INFO(key, value)` puts its strings.
 fn modinfo_static(suffix: &str, key: &str, value: &Str) -> TokenStream {
+    modinfo_entry(suffix, &format!("{key}={}", value.value))
+}
+
+/// `static __MODINFO_<SUFFIX>: [u8; N] = *b"<entry>\0";` in `.modinfo`.
+fn modinfo_entry(suffix: &str, entry: &str) -> TokenStream {
     let ident = format_ident!("__MODINFO_{}", suffix);
-    let entry = format!("{key}={}", value.value);
     let len = Literal::usize_unsuffixed(entry.len() + 1);
-    let bytes = c_bytes(&entry);
+    let bytes = c_bytes(entry);
     quote! {
         #[unsafe(link_section = ".modinfo")]
         #[used]

@@ -10,6 +10,15 @@
 //!     description: "Says hello",        // optional
 //!     license: "GPL",                   // required
 //!     alias: "hi",                      // optional: one string or a list
+//!     params: {                         // optional: module parameters
+//!         count: u8 {
+//!             default: 1,
+//!             permissions: 0o644,       // writable by root through sysfs
+//!             description: "How many times to greet",
+//!         },
+//!         who: StrParam<16> { default: "world", permissions: 0o444, description: "Who to greet" },
+//!         list: ArrayParam<i32, 4> { default: [1, 2], permissions: 0o444, description: "Numbers" },
+//!     },
 //! }
 //! ```
 //!
@@ -19,6 +28,17 @@
 //! be empty or contain a NUL byte. `name` must be a valid module name: ASCII
 //! letters, digits and `_`, not starting with a digit, at most 55 bytes.
 //!
+//! A parameter has a type, and all three of `default`, `permissions` and
+//! `description`. The types are `bool`, `i8` to `u64`, `isize`, `usize`,
+//! `str` (a string of at most 1024 bytes), `StrParam<N>` (at most `N`
+//! bytes) and `ArrayParam<T, N>` (up to `N` elements of one of the others,
+//! comma-separated on the command line). The default must fit the type;
+//! the permissions are an octal mode that must not make the parameter
+//! world-writable. Each parameter becomes a `static` of its name: a
+//! `kernel::module_param::ReadOnlyParam` when the permissions have no write
+//! bit (`count.read()`), else a `WritableParam`, read under the parameter
+//! lock (`count.read(&THIS_MODULE.kernel_param_lock())`).
+//!
 //! The macro expands to:
 //!
 //! - one `static` in the `.modinfo` section per `author`, `description`,
@@ -26,6 +46,9 @@
 //! - `__LOG_PREFIX`, the module name as a NUL-terminated byte string, which
 //!   the `pr_*!` macros use;
 //! - `THIS_MODULE`, a `kernel::ThisModule` for `__this_module`;
+//! - per parameter, its `parm` and `parmtype` strings in `.modinfo`, its
+//!   value, its `kernel_param_ops` and its `struct kernel_param` in the
+//!   `__param` section, as C's `module_param` makes;
 //! - `init_module` and `cleanup_module`, which the kernel calls on load and
 //!   unload, and which create and drop the `type` through a
 //!   `kernel::module::ModuleSlot`.

@@ -37,17 +37,223 @@ fn unknown_field() {
     check(
         r#"type: Hello, name: "hello", autor: "Ada", license: "GPL""#,
         expect![[r#"
-            error at 1:29: unknown field `autor`, expected one of: type, name, author, description, license, alias
+            error at 1:29: unknown field `autor`, expected one of: type, name, author, description, license, alias, params
+        "#]],
+    );
+}
+
+/// Wraps `params` in a valid module, for the parameter tests.
+#[track_caller]
+fn check_params(params: &str, expect: Expect) {
+    check(
+        &format!("type: M, name: \"m\", license: \"GPL\", params: {{\n{params}\n}}"),
+        expect,
+    );
+}
+
+#[test]
+fn params_valid() {
+    check_params(
+        r#"a: bool { default: true, permissions: 0o644, description: "a" },
+b: i8 { default: -128, permissions: 0o444, description: "b" },
+c: u64 { default: 0xffff_ffff_ffff_ffff, permissions: 0, description: b"c" },
+d: str { default: "", permissions: 0o600, description: "d" },
+e: ArrayParam<StrParam<4>, 2> { default: ["abcd"], permissions: 0o660, description: "e" },"#,
+        expect![[r#"
+            ok
         "#]],
     );
 }
 
 #[test]
-fn params_is_not_supported_yet() {
+fn params_not_a_block() {
     check(
-        r#"type: Hello, name: "hello", license: "GPL", params: { x: i32 { default: 1 } }"#,
+        r#"type: M, name: "m", license: "GPL", params: [1]"#,
         expect![[r#"
-            error at 1:45: unknown field `params`, expected one of: type, name, author, description, license, alias
+            error at 1:45: expected a block for `params`, such as `params: { count: u32 { default: 1, permissions: 0o444, description: "..." } }`, found a list
+        "#]],
+    );
+}
+
+#[test]
+fn param_unknown_type() {
+    check_params(
+        r#"x: f32 { default: 1, permissions: 0o444, description: "x" },
+y: Vec<u8> { default: 1, permissions: 0o444, description: "y" },
+z: &str { default: "", permissions: 0o444, description: "z" },"#,
+        expect![[r#"
+            error at 2:4: unknown parameter type `f32`, expected one of: bool, i8, u8, i16, u16, i32, u32, i64, u64, isize, usize, str, StrParam<N>, ArrayParam<T, N>
+            error at 3:4: unknown parameter type `Vec<u8>`, expected one of: bool, i8, u8, i16, u16, i32, u32, i64, u64, isize, usize, str, StrParam<N>, ArrayParam<T, N>
+            error at 4:4: unknown parameter type `&str`, expected one of: bool, i8, u8, i16, u16, i32, u32, i64, u64, isize, usize, str, StrParam<N>, ArrayParam<T, N>
+        "#]],
+    );
+}
+
+#[test]
+fn param_bad_generic_types() {
+    check_params(
+        r#"a: ArrayParam<i32> { default: [], permissions: 0o444, description: "a" },
+b: ArrayParam<i32, 0> { default: [], permissions: 0o444, description: "b" },
+c: ArrayParam<ArrayParam<i32, 2>, 2> { default: [], permissions: 0o444, description: "c" },
+d: StrParam<N> { default: "", permissions: 0o444, description: "d" },
+e: ArrayParam<f64, 2> { default: [], permissions: 0o444, description: "e" },"#,
+        expect![[r#"
+            error at 2:4: expected `ArrayParam<T, N>`, with an element type `T` and a capacity `N`
+            error at 3:20: expected a capacity: an integer literal from 1 to 65535
+            error at 4:15: arrays of arrays are not supported
+            error at 5:4: expected `StrParam<N>`, with a capacity `N` in bytes
+            error at 6:15: unknown parameter type `f64`, expected one of: bool, i8, u8, i16, u16, i32, u32, i64, u64, isize, usize, str, StrParam<N>, ArrayParam<T, N>
+        "#]],
+    );
+}
+
+#[test]
+fn param_default_out_of_range() {
+    check_params(
+        r#"a: u8 { default: 300, permissions: 0o444, description: "a" },
+b: u8 { default: -1, permissions: 0o444, description: "b" },
+c: i8 { default: -129, permissions: 0o444, description: "c" },
+d: u64 { default: 18446744073709551616, permissions: 0o444, description: "d" },
+e: i16 { default: 1u8, permissions: 0o444, description: "e" },"#,
+        expect![[r#"
+            error at 2:18: default 300 does not fit in `u8`, whose values are 0..=255
+            error at 3:18: default -1 does not fit in `u8`, whose values are 0..=255
+            error at 4:18: default -129 does not fit in `i8`, whose values are -128..=127
+            error at 5:19: default 18446744073709551616 does not fit in `u64`, whose values are 0..=18446744073709551615
+            error at 6:19: unexpected suffix `u8` on a default of type `i16`
+        "#]],
+    );
+}
+
+#[test]
+fn param_default_of_wrong_kind() {
+    check_params(
+        r#"a: bool { default: 1, permissions: 0o444, description: "a" },
+b: u32 { default: "1", permissions: 0o444, description: "b" },
+c: str { default: 5, permissions: 0o444, description: "c" },
+d: ArrayParam<u8, 2> { default: 1, permissions: 0o444, description: "d" },
+e: ArrayParam<bool, 2> { default: [true, 0], permissions: 0o444, description: "e" },"#,
+        expect![[r#"
+            error at 2:20: expected `true` or `false` for a `bool` default, found an integer literal
+            error at 3:19: expected an integer for a `u32` default, found a string literal
+            error at 4:19: expected a string literal for `default`, such as `"..."` or `b"..."`, found an integer literal
+            error at 5:33: expected a list of at most 2 elements for the default of an array, such as `[1, 2]`, found an integer literal
+            error at 6:42: expected `true` or `false` for a `bool` default, found an integer literal
+        "#]],
+    );
+}
+
+#[test]
+fn param_too_many_default_elements() {
+    check_params(
+        r#"list: ArrayParam<i32, 2> { default: [1, 2, 3], permissions: 0o444, description: "list" },"#,
+        expect![[r#"
+            error at 2:44: too many elements in the default: 3 given, the array holds at most 2
+        "#]],
+    );
+}
+
+#[test]
+fn param_default_string_too_long() {
+    check_params(
+        r#"name: StrParam<4> { default: "hello", permissions: 0o444, description: "name" },
+nul: str { default: "a\0b", permissions: 0o444, description: "nul" },"#,
+        expect![[r#"
+            error at 2:30: the default string is 5 bytes long, the parameter holds at most 4
+            error at 3:21: string for `default` contains a NUL byte (at byte 1), which would cut the kernel's C string short
+        "#]],
+    );
+}
+
+#[test]
+fn param_bad_permissions() {
+    check_params(
+        r#"a: u8 { default: 1, permissions: 0o666, description: "world-writable" },
+b: u8 { default: 1, permissions: 0o1000, description: "too big" },
+c: u8 { default: 1, permissions: 0o044, description: "others read more" },
+d: u8 { default: 1, permissions: 0o464, description: "group writes, not owner" },
+e: u8 { default: 1, permissions: "0o644", description: "string" },"#,
+        expect![[r#"
+            error at 2:34: permissions 0o666 make parameter `a` world-writable; allow writes to the owner and group only, such as 0o644 or 0o664
+            error at 3:34: permissions `0o1000` are not a file mode: at most 0o777
+            error at 4:34: permissions 0o044 let others read more than the group, or the group more than the owner
+            error at 5:34: permissions 0o464 let the group write but not the owner
+            error at 6:34: expected permissions as an octal integer such as `0o444` or `0o644`, found a string literal
+        "#]],
+    );
+}
+
+#[test]
+fn param_missing_keys() {
+    check_params(
+        r#"a: u8 { },
+b: u8 { default: 1 },"#,
+        expect![[r#"
+            error at 2:7: missing `default` in parameter `a`, e.g. `default: 0`
+            error at 2:7: missing `permissions` in parameter `a`, e.g. `permissions: 0o444`
+            error at 2:7: missing `description` in parameter `a`, e.g. `description: "..."`
+            error at 3:7: missing `permissions` in parameter `b`, e.g. `permissions: 0o444`
+            error at 3:7: missing `description` in parameter `b`, e.g. `description: "..."`
+        "#]],
+    );
+}
+
+#[test]
+fn param_unknown_and_duplicate_keys() {
+    check_params(
+        r#"a: u8 { default: 1, default: 2, permissions: 0o444, perms: 0o444, description: "a" },"#,
+        expect![[r#"
+            error at 2:21: duplicate key `default` in parameter `a`
+            error at 2:53: unknown key `perms` in parameter `a`, expected one of: default, permissions, description
+        "#]],
+    );
+}
+
+#[test]
+fn param_duplicate() {
+    check_params(
+        r#"a: u8 { default: 1, permissions: 0o444, description: "a" },
+r#a: u8 { default: 1, permissions: 0o444, description: "again" },"#,
+        expect![[r#"
+            error at 3:1: duplicate parameter `a`: each parameter may appear only once
+        "#]],
+    );
+}
+
+#[test]
+fn param_empty_description() {
+    check_params(
+        r#"a: u8 { default: 1, permissions: 0o444, description: "" },"#,
+        expect![[r#"
+            error at 2:54: `description` must not be an empty string
+        "#]],
+    );
+}
+
+#[test]
+fn param_syntax_errors() {
+    check_params(
+        r#"a u8 { default: 1, permissions: 0o444, description: "a" },"#,
+        expect![[r#"
+            error at 2:3: expected `:`
+        "#]],
+    );
+    check_params(
+        r#"a: u8,"#,
+        expect![[r#"
+            error at 2:6: expected `{ default: ..., permissions: ..., description: ... }` after the parameter type
+        "#]],
+    );
+    check_params(
+        r#"5: u8 { default: 1 },"#,
+        expect![[r#"
+            error at 2:1: expected a parameter such as `count: u32 { default: 1, permissions: 0o444, description: "..." }`
+        "#]],
+    );
+    check_params(
+        r#"a: u8 { default: - },"#,
+        expect![[r#"
+            error at 2:20: unexpected end of input, expected literal
         "#]],
     );
 }
@@ -322,7 +528,7 @@ alias: "c",
         expect![[r#"
             error at 2:7: expected a type for `type`, found a string literal; write the type without quotes: `Hello`
             error at 3:7: invalid module name `my-module`: '-' is not allowed; a module name has only ASCII letters, digits and `_`
-            error at 4:1: unknown field `autor`, expected one of: type, name, author, description, license, alias
+            error at 4:1: unknown field `autor`, expected one of: type, name, author, description, license, alias, params
             error at 5:14: expected a string literal for `description`, such as `"..."` or `b"..."`, found an integer literal
             error at 6:14: expected a string literal for `alias`, such as `"..."` or `b"..."`, found a character literal
             error at 7:1: duplicate field `alias`: each field may appear only once

@@ -9,7 +9,7 @@
 }
 
 ::core::compile_error! {
-    "unknown field `autor`, expected one of: type, name, author, description, license, alias"
+    "unknown field `autor`, expected one of: type, name, author, description, license, alias, params"
 }
 
 ::core::compile_error! {
