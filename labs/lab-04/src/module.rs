@@ -1,0 +1,145 @@
+// The module itself, shared by the exercise (`src/lib.rs`) and the
+// reference solution (`solution/src/lib.rs`), which both `include!` it after
+// declaring their own `vec` module. This file is complete: your work is in
+// `src/vec.rs`.
+
+use core::fmt::{self, Write};
+
+use kernel::alloc::live_allocations;
+use kernel::prelude::*;
+
+use vec::LabVec;
+
+module! {
+    type: GrowVec,
+    name: "growvec",
+    author: "Rust kernel workbook",
+    description: "A growable vector: growth, ENOMEM and drop",
+    license: "GPL",
+}
+
+/// How many values `init` pushes.
+const COUNT: u64 = 5000;
+
+/// One tebibyte of `u64`s: far beyond what kmalloc can serve.
+const ONE_TIB_OF_U64: usize = (1 << 40) / size_of::<u64>();
+
+/// What the module keeps while it is loaded.
+struct GrowVec {
+    values: LabVec<u64>,
+}
+
+// ANCHOR: growth
+/// Pushes `1..=count`, printing the capacity each time it changes.
+fn fill(count: u64) -> Result<LabVec<u64>> {
+    let mut values = LabVec::new();
+    pr_info!("capacity:");
+    for i in 1..=count {
+        let before = values.capacity();
+        values
+            .push(i, GFP_KERNEL)
+            .inspect_err(|e| pr_cont!(" push failed: {e}\n"))?;
+        if values.capacity() != before {
+            pr_cont!(" {}", values.capacity());
+        }
+    }
+    pr_cont!("\n");
+    Ok(values)
+}
+// ANCHOR_END: growth
+
+// ANCHOR: enomem
+/// Asks for far too much: the vector reports `ENOMEM` and stays usable.
+fn too_much(values: &mut LabVec<u64>) -> Result {
+    match values.reserve(ONE_TIB_OF_U64, GFP_KERNEL) {
+        Ok(()) => pr_err!("reserving 1 TiB succeeded?\n"),
+        Err(e) => pr_info!("reserving 1 TiB: {e}\n"),
+    }
+    match values.reserve(usize::MAX, GFP_KERNEL) {
+        Ok(()) => pr_err!("reserving usize::MAX values succeeded?\n"),
+        Err(e) => pr_info!("reserving usize::MAX values: {e}\n"),
+    }
+    // Nothing was lost: the vector keeps its values and grows on.
+    values.push(COUNT + 1, GFP_KERNEL)?;
+    pr_info!(
+        "still working: len {}, capacity {}, last {}\n",
+        values.len(),
+        values.capacity(),
+        values.last().copied().unwrap_or(0)
+    );
+    Ok(())
+}
+// ANCHOR_END: enomem
+
+// ANCHOR: leak_check
+/// Fills a vector with heap values and drops it: no block is left behind.
+fn boxes_dropped() -> Result {
+    let before = live_allocations();
+    let mut boxes = LabVec::new();
+    for i in 0..1000u64 {
+        boxes.push(KBox::new(i, GFP_KERNEL)?, GFP_KERNEL)?;
+    }
+    let sum: u64 = boxes.iter().map(|b| **b).sum();
+    pr_info!(
+        "{} boxes (sum {sum}): {} more live allocations\n",
+        boxes.len(),
+        live_allocations() - before
+    );
+    drop(boxes);
+    pr_info!(
+        "boxes dropped: {} more live allocations\n",
+        live_allocations() - before
+    );
+    Ok(())
+}
+// ANCHOR_END: leak_check
+
+/// Displays `char` `count` times, without allocating.
+struct Repeat(char, usize);
+
+impl fmt::Display for Repeat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for _ in 0..self.1 {
+            f.write_char(self.0)?;
+        }
+        Ok(())
+    }
+}
+
+impl kernel::Module for GrowVec {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let mut values = fill(COUNT)?;
+        let sum: u64 = values.iter().sum();
+        let summary = kformat!(
+            GFP_KERNEL,
+            "len {}, sum {sum}, first {}, last {}",
+            values.len(),
+            values.first().copied().unwrap_or(0),
+            values.last().copied().unwrap_or(0)
+        )?;
+        pr_info!("{summary}\n");
+
+        too_much(&mut values)?;
+        boxes_dropped()?;
+
+        // ANCHOR: printing
+        // 5 + 300 * 2 bytes: cut to the 253 `é` that fit in 512 bytes, and
+        // never in the middle of one.
+        pr_info!("long:{}END\n", Repeat('é', 300));
+        pr_info!("100% literal: %s %d %n\n");
+        // ANCHOR_END: printing
+        Ok(GrowVec { values })
+    }
+}
+
+impl Drop for GrowVec {
+    fn drop(&mut self) {
+        let values = core::mem::take(&mut self.values);
+        let len = values.len();
+        drop(values);
+        pr_info!(
+            "dropped {len} values, live allocations: {}\n",
+            live_allocations()
+        );
+    }
+}
