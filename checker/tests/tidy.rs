@@ -59,8 +59,8 @@ fn every_lab_is_complete() {
             "Makefile",
             "Cargo.toml",
             "src/lib.rs",
+            // The solution may share the exercise's sources (lab 02 does).
             "solution/Cargo.toml",
-            "solution/src/lib.rs",
         ] {
             assert!(dir.join(file).is_file(), "{}: {file} is missing", lab.name);
         }

@@ -1,5 +1,6 @@
 //! Lab 02: the module `credits`, declared with the `module!` macro that you
-//! complete in `macro/src/strings.rs`. Nothing to change in this file.
+//! complete in `macro/src/strings.rs`. Nothing to change in this file: the
+//! reference solution builds this same file with the reference macro.
 
 #![no_std]
 
