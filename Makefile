@@ -3,6 +3,11 @@
 #
 #   make lab-01               build, boot and grade your lab 01
 #   make lab-01 SOLUTION=1    the same for the reference solution
+#   make lab-04 KERNEL=debug  the same on the debug kernel (KASAN, lockdep, ...)
+#   make vm-debug             build the debug kernel (cached; ~15 min cold)
+#   make watch-01             grade lab 01 again on every save
+#   make check-all [J=2]      every lab, J at a time, with JSON/JUnit reports
+#   make doctor               check the set-up, say how to fix it
 #   make test                 everything CI runs
 #   make setup                install what the labs and the book need
 #   make book                 build the book to book/build/html
@@ -12,7 +17,8 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CHECKER := cargo run --quiet --package checker --
 LABS := $(sort $(notdir $(wildcard labs/lab-[0-9]*)))
 
-.PHONY: all setup book test host-test clippy fmt-check kernel-clippy verify clean
+.PHONY: vm-debug test-debug
+.PHONY: all setup sizes book test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
 
 all:
 	@echo "usage: make lab-NN [SOLUTION=1] | make test | make book | make setup"
@@ -21,13 +27,26 @@ setup:
 	$(CHECKER) setup
 
 lab-%:
-	$(CHECKER) lab $@ $(if $(SOLUTION),--solution)
+	$(CHECKER) lab $@ $(if $(SOLUTION),--solution) $(if $(KERNEL),--kernel $(KERNEL))
 
-book:
+watch-%:
+	$(CHECKER) watch lab-$* $(if $(SOLUTION),--solution)
+
+check-all:
+	$(CHECKER) run --all $(if $(SOLUTION),--solution) $(if $(J),-j $(J))
+
+doctor:
+	$(CHECKER) doctor
+
+# The size table of the semaphore chapter (book/src/generated/sizes.md).
+sizes:
+	$(CHECKER) sizes
+
+book: sizes
 	$(CHECKER) setup
 	mdbook build
 
-test: setup host-test clippy fmt-check book kernel-clippy verify
+test: setup host-test clippy fmt-check book kernel-clippy verify fixtures test-debug
 
 host-test:
 	cargo test --quiet
@@ -45,10 +64,37 @@ kernel-clippy:
 		echo "clippy: $$lab (solution)"; \
 		$(MAKE) --no-print-directory -s -C labs/$$lab SOLUTION=1 CLIPPY=1; \
 	done
+	@set -e; for dir in $(dir $(wildcard drivers/*/lab.toml)); do \
+		echo "clippy: $$dir"; \
+		$(MAKE) --no-print-directory -s -C $$dir CLIPPY=1; \
+	done
 
 # Every lab's reference solution must pass and its skeleton must fail.
 verify:
 	$(CHECKER) verify
+
+# The debug guest kernel (vm/debug/debug.config), built once and cached.
+vm-debug:
+	$(CHECKER) vm-debug
+
+# The checks that need the debug kernel: lab 04's failslab steps, and the
+# fixtures only its tools can catch (each must fail with that tool's report).
+DEBUG_FIXTURES := memory-leak:unreferenced.object sleep-in-spinlock:scheduling.while.atomic \
+	mutex-deadlock:possible.recursive.locking use-after-free:KASAN..use-after-free
+test-debug: vm-debug
+	$(CHECKER) lab lab-04 --solution --kernel debug
+	@set -e; for fx in $(DEBUG_FIXTURES); do \
+		name=$${fx%%:*}; want=$${fx#*:}; \
+		echo "debug kernel: fixture $$name must be caught ($$want)"; \
+		$(CHECKER) lab $$name --lab-dir checker/fixtures/$$name --kernel debug \
+			> target/debug-$$name.log 2>&1 && { echo "$$name passed"; exit 1; }; \
+		grep -A3 '^CRASH' target/debug-$$name.log | grep -q "$$want" \
+			|| { echo "$$name: no $$want report, see target/debug-$$name.log"; exit 1; }; \
+	done
+
+# The checker's broken-module fixtures get the verdicts in their verdict.txt.
+fixtures:
+	$(CHECKER) fixtures
 
 clean:
 	cargo clean

@@ -49,6 +49,8 @@ pub enum Verdict {
     Updated,
     /// Did not pass.
     Fail(Failure),
+    /// Not graded: the step it `depends` on (named here) did not pass.
+    Skipped(String),
 }
 
 /// One graded step.
@@ -68,12 +70,44 @@ pub struct StepGrade {
     pub verdict: Verdict,
     /// The full output of a host step.
     pub log: Option<PathBuf>,
+    /// The step's weight (`points` in `lab.toml`).
+    pub points: u32,
+    /// The lab's hint for this step, shown when it fails.
+    pub hint: Option<String>,
 }
 
 impl StepGrade {
     /// Passed (or updated).
     pub fn passed(&self) -> bool {
         matches!(self.verdict, Verdict::Pass | Verdict::Updated)
+    }
+
+    /// The points earned: all of them when passed, else none.
+    pub fn earned(&self) -> u32 {
+        if self.passed() {
+            self.points
+        } else {
+            0
+        }
+    }
+}
+
+/// Marks every step whose `depends` step did not pass (or was skipped
+/// itself) as [`Verdict::Skipped`], so one mistake is reported once.
+pub fn apply_depends(lab: &Lab, grades: &mut [StepGrade]) {
+    for i in 0..grades.len() {
+        let Some(dep) = lab
+            .config
+            .steps
+            .get(grades[i].index)
+            .and_then(|s| s.depends.as_deref())
+        else {
+            continue;
+        };
+        let failed = grades[..i].iter().any(|g| g.name == dep && !g.passed());
+        if failed {
+            grades[i].verdict = Verdict::Skipped(dep.to_owned());
+        }
     }
 }
 
@@ -108,6 +142,8 @@ pub fn build_failed(lab: &Lab) -> Vec<StepGrade> {
             expected_path: lab.expected_path(i),
             verdict: Verdict::Fail(Failure::BuildFailed),
             log: None,
+            points: s.points,
+            hint: None,
         })
         .collect()
 }
@@ -125,7 +161,10 @@ pub fn grade_host(
 ) -> StepGrade {
     let step = &lab.config.steps[index];
     let expected_path = lab.expected_path(index);
-    let actual = snapshot::render_host(step.command(), status, output);
+    let actual = match step.compile_fail() {
+        Some(case) => crate::compilefail::render(case, status, output),
+        None => snapshot::render_host(step.command(), status, output),
+    };
     let verdict = compare(&expected_path, &actual, update);
     StepGrade {
         index,
@@ -135,6 +174,8 @@ pub fn grade_host(
         expected_path,
         verdict,
         log: Some(log.to_path_buf()),
+        points: step.points,
+        hint: step.hint.clone(),
     }
 }
 
@@ -151,6 +192,7 @@ pub fn grade_steps(lab: &Lab, t: &Transcript, timed_out: bool, update: bool) -> 
         .filter_map(|(i, step)| Some((i, step.guest()?)))
         .enumerate()
         .map(|(guest, (i, step))| {
+            let lab_step = &lab.config.steps[i];
             let expected_path = lab.expected_path(i);
             let record = t.step(guest);
             let time = record.and_then(|r| r.duration());
@@ -161,7 +203,7 @@ pub fn grade_steps(lab: &Lab, t: &Transcript, timed_out: bool, update: bool) -> 
                     None => (None, Verdict::Fail(Failure::GuestStopped)),
                     Some(status) => {
                         let actual = snapshot::render(
-                            &step.run,
+                            lab_step.command(),
                             status,
                             r.output.as_deref().unwrap_or(""),
                             r.kmsg.as_deref().unwrap_or(""),
@@ -180,6 +222,8 @@ pub fn grade_steps(lab: &Lab, t: &Transcript, timed_out: bool, update: bool) -> 
                 expected_path,
                 verdict,
                 log: None,
+                points: lab_step.points,
+                hint: lab_step.hint.clone(),
             }
         })
         .collect()
@@ -379,7 +423,7 @@ mod tests {
             .map(|g| format!("{} {} {:?} {:?}", g.index, g.name, g.time, g.verdict))
             .collect();
         expect![[r#"
-            0 load Some(0.25) Pass
+            0 load Some(0.25) Fail(Mismatch { expected: "$ insmod /lab/hello.ko\nstatus: 0\n--- output\n--- kernel log\nhello: Hello\n" })
             1 read Some(0.09999999999999987) Fail(MissingExpected)
             2 hang None Fail(TimedOut)
             3 unload None Fail(NotRun)"#]]

@@ -16,6 +16,24 @@
 //! run = "rmmod hello"
 //! ```
 //!
+//! Optional keys of every step, for grading:
+//!
+//! ```toml
+//! points = 2                    # weight of the step in the lab's score (default 1, may be 0)
+//! depends = "load"              # an earlier step; when it fails, this one is skipped, not failed
+//! hint = "Did init return Ok?"  # shown to the student when this step fails
+//! ```
+//!
+//! Test programs that the steps run go in `programs`: each is a file of
+//! the lab folder after the build (a static executable that the lab's
+//! `Makefile` builds, or a busybox `sh` script), copied to `/lab/<name>`
+//! in the guest with mode 0755. The guest has no libc: a compiled program
+//! must be linked statically (`gcc -static`).
+//!
+//! ```toml
+//! programs = ["devtest"]        # optional: labs/<lab>/devtest -> /lab/devtest
+//! ```
+//!
 //! Unknown keys are errors. Each step `N` (1-based) is compared with
 //! `labs/<lab>/expected/NN-<name>.txt` (see [`crate::snapshot`]).
 //!
@@ -39,6 +57,17 @@
 //! step's environment: it refreshes the lab's snapshots, never the snapshot
 //! tests inside the crate under test. Host steps come before every guest
 //! step, and a lab needs at least one guest step.
+//!
+//! A `compile_fail` step is a host step too: it builds the lab's crate with
+//! a case file that must be rejected by the compiler, and passes when the
+//! build fails with the errors its snapshot records (see
+//! [`crate::compilefail`]). The path is relative to the lab folder:
+//!
+//! ```toml
+//! [[step]]
+//! name = "guard-not-send"
+//! compile_fail = "compile-fail/guard_send.rs"
+//! ```
 //!
 //! The lab folder's `Makefile` builds the modules: the checker runs
 //! `make -C labs/<lab> KDIR=/usr/src/linux-headers-<abi>` (plus
@@ -64,6 +93,9 @@ pub struct LabConfig {
     pub chapter: String,
     /// Module names (without `.ko`) the build produces in the lab folder.
     pub modules: Vec<String>,
+    /// Test programs in the lab folder, copied to `/lab/<name>`.
+    #[serde(default)]
+    pub programs: Vec<String>,
     /// Guest CPUs.
     #[serde(default)]
     pub smp: Option<u32>,
@@ -83,6 +115,129 @@ pub struct LabStep {
     pub name: String,
     /// Where and what to run.
     pub kind: StepKind,
+    /// Weight in the lab's score (`points`, default 1).
+    pub points: u32,
+    /// An earlier step this one needs (`depends`): if that one did not
+    /// pass, this one is skipped.
+    pub depends: Option<String>,
+    /// Shown to the student when the step fails (`hint`).
+    pub hint: Option<String>,
+    /// `kernel = "debug"` or `failslab`: the step runs only on the debug
+    /// kernel (see [`DebugStep`]).
+    pub debug: Option<DebugStep>,
+}
+
+/// A step that only the debug kernel runs (`checker lab --kernel debug`,
+/// see `book/src/debug-kernel.md`):
+///
+/// ```toml
+/// [[step]]
+/// name = "enomem"
+/// run = "insmod /lab/growvec.ko"
+/// kernel = "debug"              # only on the debug kernel; or:
+/// failslab = { nth = "1-40,100", cleanup = "rmmod growvec" }
+/// ```
+///
+/// Debian's kernel has no failslab, KASAN or kmemleak: there, these steps
+/// are left out of the run (and of the score). They come after every other
+/// step, so the snapshot numbers of the others do not depend on the kernel.
+///
+/// With `failslab`, the command runs once for each `n` of `nth` (numbers and
+/// ranges `a-b`, comma-separated), and each time the `n`-th slab allocation
+/// of its process fails (`/proc/self/fail-nth`, with failslab's
+/// `ignore-gfp-wait` off so that `GFP_KERNEL` allocations count). The
+/// command is run with `exec` (fail-nth belongs to one process): make it one
+/// program, such as `insmod /lab/m.ko`. `cleanup`, run after each run
+/// without failures, puts things back (unloads the module). The step's
+/// output is a summary that does not depend on how many allocations the
+/// kernel makes before the module's: the number of runs, the distinct lines
+/// the command printed and the distinct kernel log lines (timestamps
+/// removed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DebugStep {
+    /// `failslab`: the allocations to fail, one run each.
+    pub failslab: Option<Failslab>,
+}
+
+/// A step's `failslab` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Failslab {
+    /// Which allocation to fail in each run: `"1-40,100"`.
+    pub nth: String,
+    /// A command run after each run, without failures; its output is dropped.
+    #[serde(default)]
+    pub cleanup: Option<String>,
+}
+
+/// The numbers of a `nth` list (`"1-3,10,20-40/10"` gives 1, 2, 3, 10, 20,
+/// 30, 40: `/s` steps through a range), at most 10 000 of them.
+pub fn parse_nth(spec: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for part in spec.split(',').map(str::trim) {
+        let num = |t: &str| {
+            t.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| format!("`nth`: {t:?} is not a number from 1"))
+        };
+        let (range, step) = match part.split_once('/') {
+            Some((r, s)) => (r, num(s)?),
+            None => (part, 1),
+        };
+        let (a, b) = match range.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => (num(range)?, num(range)?),
+        };
+        if a > b || out.len() + ((b - a) / step) as usize >= 10_000 {
+            return Err(format!("`nth`: bad range {part:?}"));
+        }
+        out.extend((a..=b).step_by(step as usize));
+    }
+    Ok(out)
+}
+
+/// The guest command of a `failslab` step: runs `run` once without
+/// failures (the baseline), then once per `n`. The kernel log lines kept
+/// are those of `modules` (all lines when empty) that the baseline run did
+/// not print: what the error paths said.
+fn failslab_command(run: &str, fs: &Failslab, modules: &[String]) -> String {
+    use crate::results::shell_quote;
+    let nth = parse_nth(&fs.nth)
+        .unwrap_or_default()
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let cleanup = fs.cleanup.as_deref().unwrap_or("true");
+    let pattern = if modules.is_empty() {
+        ".".to_owned()
+    } else {
+        format!("^({}): ", modules.join("|"))
+    };
+    let script = [
+        "F=/sys/kernel/debug/failslab;",
+        "[ -d $F ] || { echo 'failslab: this kernel has none (checker lab --kernel debug)'; exit 1; };",
+        "echo N >$F/ignore-gfp-wait; echo 1 >$F/verbose; : >/tmp/fs.out; runs=0;",
+        "sh -c 'eval exec \"$0\"' @@RUN@@ >/dev/null 2>&1 </dev/null;",
+        "{ @@CLEANUP@@; } >/dev/null 2>&1 </dev/null;",
+        "dmesg -c | sed 's/^\\[[^]]*\\] //' | sort -u >/tmp/fs.base; : >/tmp/fs.log;",
+        "for n in @@NTH@@; do runs=$((runs+1));",
+        "sh -c 'echo \"$0\" >/proc/self/fail-nth && eval exec \"$1\"' $n @@RUN@@ >>/tmp/fs.out 2>&1 </dev/null;",
+        "{ @@CLEANUP@@; } >/dev/null 2>&1 </dev/null; dmesg -c >>/tmp/fs.log; done;",
+        "echo Y >$F/ignore-gfp-wait;",
+        "echo \"failslab: $runs runs, allocation n failing in run n\";",
+        "echo '--- distinct output'; sort -u /tmp/fs.out;",
+        "echo '--- distinct kernel log lines, without those of a run without failures';",
+        "sed 's/^\\[[^]]*\\] //' /tmp/fs.log | grep -E '@@PATTERN@@' | sort -u | grep -v -x -F -f /tmp/fs.base",
+    ]
+    .join(" ");
+    script
+        .replace("@@NTH@@", &nth)
+        .replace("@@PATTERN@@", &pattern)
+        .replace("@@CLEANUP@@", cleanup)
+        .replace("@@RUN@@", &shell_quote(run))
 }
 
 /// Where a step runs, and its command.
@@ -98,6 +253,9 @@ pub enum StepKind {
         /// `host_solution`: the command run instead for the reference solution.
         solution: Option<String>,
     },
+    /// `compile_fail`: a case file (relative to the lab folder) that must
+    /// not compile, built on the host before the build.
+    CompileFail(String),
 }
 
 /// A `[[step]]` as written, before the checks of [`LabStep`]'s `TryFrom`.
@@ -108,6 +266,12 @@ struct RawStep {
     run: Option<String>,
     host: Option<String>,
     host_solution: Option<String>,
+    compile_fail: Option<String>,
+    points: Option<u32>,
+    depends: Option<String>,
+    hint: Option<String>,
+    kernel: Option<String>,
+    failslab: Option<Failslab>,
 }
 
 impl TryFrom<RawStep> for LabStep {
@@ -115,6 +279,14 @@ impl TryFrom<RawStep> for LabStep {
 
     fn try_from(raw: RawStep) -> Result<Self, String> {
         let name = raw.name;
+        let compile_fail = raw.compile_fail;
+        if compile_fail.is_some()
+            && (raw.run.is_some() || raw.host.is_some() || raw.host_solution.is_some())
+        {
+            return Err(format!(
+                "step {name:?}: `compile_fail` is a step of its own: no `run` or `host` with it"
+            ));
+        }
         let kind = match (raw.run, raw.host, raw.host_solution) {
             (Some(run), None, None) => StepKind::Guest(run),
             (None, Some(command), solution) => StepKind::Host { command, solution },
@@ -126,13 +298,40 @@ impl TryFrom<RawStep> for LabStep {
             (None, None, Some(_)) => {
                 return Err(format!("step {name:?}: `host_solution` needs `host`"))
             }
-            (None, None, None) => {
+            (None, None, None) => match compile_fail {
+                Some(case) => StepKind::CompileFail(case),
+                None => {
+                    return Err(format!(
+                        "step {name:?}: give `run` (a guest command) or `host` (a host command)"
+                    ))
+                }
+            },
+        };
+        let debug = match (raw.kernel.as_deref(), raw.failslab) {
+            (None, None) => None,
+            (None | Some("debug"), failslab) => Some(DebugStep { failslab }),
+            (Some(other), _) => {
                 return Err(format!(
-                    "step {name:?}: give `run` (a guest command) or `host` (a host command)"
+                    "step {name:?}: `kernel = {other:?}`: the only choice is \"debug\""
                 ))
             }
         };
-        Ok(LabStep { name, kind })
+        if debug.is_some() && !matches!(kind, StepKind::Guest(_)) {
+            return Err(format!(
+                "step {name:?}: `kernel` and `failslab` are for guest (`run`) steps"
+            ));
+        }
+        if let Some(fs) = debug.as_ref().and_then(|d| d.failslab.as_ref()) {
+            parse_nth(&fs.nth).map_err(|e| format!("step {name:?}: failslab {e}"))?;
+        }
+        Ok(LabStep {
+            name,
+            kind,
+            points: raw.points.unwrap_or(1),
+            depends: raw.depends,
+            hint: raw.hint,
+            debug,
+        })
     }
 }
 
@@ -147,9 +346,20 @@ impl LabStep {
         match &self.kind {
             StepKind::Guest(run) => Some(Step {
                 name: self.name.clone(),
-                run: run.clone(),
+                run: match self.debug.as_ref().and_then(|d| d.failslab.as_ref()) {
+                    Some(fs) => failslab_command(run, fs, &[]),
+                    None => run.clone(),
+                },
             }),
-            StepKind::Host { .. } => None,
+            StepKind::Host { .. } | StepKind::CompileFail(_) => None,
+        }
+    }
+
+    /// The case file of a compile-fail step.
+    pub fn compile_fail(&self) -> Option<&str> {
+        match &self.kind {
+            StepKind::CompileFail(case) => Some(case),
+            _ => None,
         }
     }
 
@@ -157,7 +367,7 @@ impl LabStep {
     /// given) for the reference solution.
     pub fn host_command(&self, solution: bool) -> Option<&str> {
         match &self.kind {
-            StepKind::Guest(_) => None,
+            StepKind::Guest(_) | StepKind::CompileFail(_) => None,
             StepKind::Host {
                 solution: Some(alt),
                 ..
@@ -171,6 +381,7 @@ impl LabStep {
         match &self.kind {
             StepKind::Guest(run) => run,
             StepKind::Host { command, .. } => command,
+            StepKind::CompileFail(case) => case,
         }
     }
 }
@@ -213,12 +424,41 @@ impl Lab {
         })
     }
 
+    /// The lab as run on Debian's kernel (`debug` false: without the steps
+    /// for the debug kernel, which come last) or on the debug kernel (all
+    /// steps).
+    pub fn for_kernel(&self, debug: bool) -> Lab {
+        let mut lab = self.clone();
+        if !debug {
+            lab.config.steps.retain(|s| s.debug.is_none());
+        }
+        lab
+    }
+
+    /// How many steps only the debug kernel runs.
+    pub fn debug_steps(&self) -> usize {
+        self.config
+            .steps
+            .iter()
+            .filter(|s| s.debug.is_some())
+            .count()
+    }
+
     /// The guest steps, in order: the guest numbers them from 0.
     pub fn guest_steps(&self) -> Vec<Step> {
         self.config
             .steps
             .iter()
-            .filter_map(LabStep::guest)
+            .filter_map(|s| {
+                let mut step = s.guest()?;
+                // A failslab step keeps only the lab's modules' log lines.
+                if let (StepKind::Guest(run), Some(fs)) =
+                    (&s.kind, s.debug.as_ref().and_then(|d| d.failslab.as_ref()))
+                {
+                    step.run = failslab_command(run, fs, &self.config.modules);
+                }
+                Some(step)
+            })
             .collect()
     }
 
@@ -229,6 +469,11 @@ impl Lab {
             .iter()
             .position(|s| s.guest().is_some())
             .unwrap_or(steps.len())
+    }
+
+    /// The most points the lab can give (the sum over its steps).
+    pub fn max_points(&self) -> u32 {
+        self.config.steps.iter().map(|s| s.points).sum()
     }
 
     /// The expected snapshot of step `index` (0-based).
@@ -261,6 +506,11 @@ fn validate(c: &LabConfig) -> Result<()> {
             bail!("module name {m:?} must be [a-z0-9_-]+ (no path, no .ko)");
         }
     }
+    for p in &c.programs {
+        if !is_name(p) {
+            bail!("program name {p:?} must be [a-z0-9_-]+ (no path)");
+        }
+    }
     if c.steps.is_empty() {
         bail!("a lab needs at least one [[step]]");
     }
@@ -270,6 +520,7 @@ fn validate(c: &LabConfig) -> Result<()> {
         }
         let commands: Vec<(&str, &str)> = match &s.kind {
             StepKind::Guest(run) => vec![("run", run)],
+            StepKind::CompileFail(case) => vec![("compile_fail", case)],
             StepKind::Host { command, solution } => std::iter::once(("host", command.as_str()))
                 .chain(solution.as_deref().map(|c| ("host_solution", c)))
                 .collect(),
@@ -285,6 +536,29 @@ fn validate(c: &LabConfig) -> Result<()> {
                     s.name
                 );
             }
+        }
+        if let Some(dep) = &s.depends {
+            if !c.steps[..i].iter().any(|earlier| &earlier.name == dep) {
+                bail!(
+                    "step {} ({}): `depends = {dep:?}` must name an earlier step",
+                    i + 1,
+                    s.name
+                );
+            }
+        }
+        if s.hint.as_deref().is_some_and(|h| h.trim().is_empty()) {
+            bail!("step {} ({}): `hint` is empty", i + 1, s.name);
+        }
+        if c.steps[..i].iter().any(|earlier| earlier.name == s.name) {
+            bail!("step {} ({}): two steps have this name", i + 1, s.name);
+        }
+        if s.debug.is_none() && c.steps[..i].iter().any(|e| e.debug.is_some()) {
+            bail!(
+                "step {} ({}): steps for the debug kernel (`kernel`, `failslab`) must come \
+                 after every other step",
+                i + 1,
+                s.name
+            );
         }
         let after_guest = c.steps[..i].iter().any(|s| s.guest().is_some());
         if after_guest && s.guest().is_none() {
@@ -323,6 +597,24 @@ pub fn all_labs(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
+/// Sample folders under `<root>/drivers` that hold a `lab.toml`, sorted by
+/// name: finished drivers graded like a lab's reference solution, but
+/// built with a plain `make` (they have no exercise); none if there is no
+/// `drivers` folder.
+pub fn all_samples(root: &Path) -> Result<Vec<PathBuf>> {
+    let drivers = root.join("drivers");
+    if !drivers.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&drivers)
+        .with_context(|| format!("cannot read {}", drivers.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("lab.toml").is_file())
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,6 +626,49 @@ mod tests {
             Err(e) => format!("error: {e:#}"),
         };
         expect.assert_eq(&actual);
+    }
+
+    #[test]
+    fn labs_and_samples() {
+        let root = std::env::temp_dir().join(format!("checker-samples-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for dir in [
+            "labs/lab-02",
+            "labs/lab-01",
+            "labs/notes",
+            "drivers/shared-misc",
+            "drivers/chardev",
+            "drivers/semaphore",
+            "drivers/tools",
+        ] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        for dir in [
+            "labs/lab-02",
+            "labs/lab-01",
+            "labs/notes",
+            "drivers/shared-misc",
+            "drivers/chardev",
+        ] {
+            std::fs::write(root.join(dir).join("lab.toml"), "").unwrap();
+        }
+        let names = |dirs: Vec<PathBuf>| {
+            dirs.iter()
+                .map(|d| d.strip_prefix(&root).unwrap().display().to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let found = format!(
+            "labs: {}\nsamples: {}",
+            names(all_labs(&root).unwrap()),
+            names(all_samples(&root).unwrap())
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+        expect![[r#"
+            labs: labs/lab-01 labs/lab-02
+            samples: drivers/chardev drivers/shared-misc"#]]
+        .assert_eq(&found);
+        assert!(all_samples(&root).unwrap().is_empty());
     }
 
     #[test]
@@ -361,6 +696,7 @@ run = "rmmod hello"
                     modules: [
                         "hello",
                     ],
+                    programs: [],
                     smp: Some(
                         2,
                     ),
@@ -373,12 +709,20 @@ run = "rmmod hello"
                             kind: Guest(
                                 "insmod /lab/hello.ko",
                             ),
+                            points: 1,
+                            depends: None,
+                            hint: None,
+                            debug: None,
                         },
                         LabStep {
                             name: "unload",
                             kind: Guest(
                                 "rmmod hello",
                             ),
+                            points: 1,
+                            depends: None,
+                            hint: None,
+                            debug: None,
                         },
                     ],
                 }"#]],
@@ -418,6 +762,10 @@ run = "insmod /lab/m.ko"
                             "cargo test -p m-macro-solution",
                         ),
                     },
+                    points: 1,
+                    depends: None,
+                    hint: None,
+                    debug: None,
                 },
                 LabStep {
                     name: "lint",
@@ -425,12 +773,20 @@ run = "insmod /lab/m.ko"
                         command: "cargo clippy -p m-macro",
                         solution: None,
                     },
+                    points: 1,
+                    depends: None,
+                    hint: None,
+                    debug: None,
                 },
                 LabStep {
                     name: "load",
                     kind: Guest(
                         "insmod /lab/m.ko",
                     ),
+                    points: 1,
+                    depends: None,
+                    hint: None,
+                    debug: None,
                 },
             ]"#]]
         .assert_eq(&format!("{:#?}", c.steps));
@@ -553,6 +909,89 @@ run = "insmod /lab/m.ko"
     }
 
     #[test]
+    fn points_depends_hints() {
+        let head = "title='t'\nchapter='c.md'\nmodules=['m']\n";
+        let check = |steps: &str, expect: Expect| {
+            let actual = match parse(&format!("{head}{steps}")) {
+                Ok(c) => c
+                    .steps
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            "{} points={} depends={:?} hint={:?}\n",
+                            s.name, s.points, s.depends, s.hint
+                        )
+                    })
+                    .collect(),
+                Err(e) => format!("error: {e:#}"),
+            };
+            expect.assert_eq(&actual);
+        };
+        check(
+            "[[step]]\nname='load'\nrun='true'\npoints=3\nhint='Does init return Ok(...)?'\n\
+             [[step]]\nname='read'\nrun='true'\ndepends='load'\npoints=0\n\
+             [[step]]\nname='unload'\nrun='true'\n",
+            expect![[r#"
+                load points=3 depends=None hint=Some("Does init return Ok(...)?")
+                read points=0 depends=Some("load") hint=None
+                unload points=1 depends=None hint=None
+            "#]],
+        );
+        check(
+            "[[step]]\nname='read'\nrun='true'\ndepends='load'\n[[step]]\nname='load'\nrun='true'\n",
+            expect![[r#"error: step 1 (read): `depends = "load"` must name an earlier step"#]],
+        );
+        check(
+            "[[step]]\nname='a'\nrun='true'\ndepends='a'\n",
+            expect![[r#"error: step 1 (a): `depends = "a"` must name an earlier step"#]],
+        );
+        check(
+            "[[step]]\nname='a'\nrun='true'\nhint=' '\n",
+            expect!["error: step 1 (a): `hint` is empty"],
+        );
+        check(
+            "[[step]]\nname='a'\nrun='true'\n[[step]]\nname='a'\nrun='true'\n",
+            expect!["error: step 2 (a): two steps have this name"],
+        );
+        check(
+            "[[step]]\nname='a'\nrun='true'\npoints=-1\n",
+            expect![[r#"
+                error: TOML parse error at line 7, column 8
+                  |
+                7 | points=-1
+                  |        ^^
+                invalid value: integer `-1`, expected u32
+            "#]],
+        );
+    }
+
+    #[test]
+    fn programs() {
+        let head = "title='t'\nchapter='c.md'\nmodules=['m']\n";
+        let step = "[[step]]\nname='a'\nrun='/lab/devtest'\n";
+        let check = |programs: &str, expect: Expect| {
+            let actual = match parse(&format!("{head}{programs}\n{step}")) {
+                Ok(c) => format!("{:?}", c.programs),
+                Err(e) => format!("error: {e:#}"),
+            };
+            expect.assert_eq(&actual);
+        };
+        check("", expect!["[]"]);
+        check(
+            "programs=['devtest', 'load-all']",
+            expect![[r#"["devtest", "load-all"]"#]],
+        );
+        check(
+            "programs=['tools/devtest']",
+            expect![[r#"error: program name "tools/devtest" must be [a-z0-9_-]+ (no path)"#]],
+        );
+        check(
+            "programs=['']",
+            expect![[r#"error: program name "" must be [a-z0-9_-]+ (no path)"#]],
+        );
+    }
+
+    #[test]
     fn unknown_key() {
         check(
             "title='t'\nchapter='c.md'\nmodules=['m']\nmemory=1\n[[step]]\nname='a'\nrun='true'\n",
@@ -561,7 +1000,7 @@ run = "insmod /lab/m.ko"
                   |
                 4 | memory=1
                   | ^^^^^^
-                unknown field `memory`, expected one of `title`, `chapter`, `modules`, `smp`, `timeout`, `step`
+                unknown field `memory`, expected one of `title`, `chapter`, `modules`, `programs`, `smp`, `timeout`, `step`
             "#]],
         );
     }
@@ -575,7 +1014,7 @@ run = "insmod /lab/m.ko"
                   |
                 7 | expect='x'
                   | ^^^^^^
-                unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`
+                unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `points`, `depends`, `hint`, `kernel`, `failslab`
             "#]],
         );
     }
@@ -621,6 +1060,43 @@ run = "insmod /lab/m.ko"
         check(
             "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun=''\n",
             expect![["error: step 1 (a): `run` is empty"]],
+        );
+    }
+
+    #[test]
+    fn compile_fail_steps() {
+        let lab = parse(
+            "title='t'\nchapter='c.md'\nmodules=['m']\n\
+             [[step]]\nname='not-send'\ncompile_fail='compile-fail/guard_send.rs'\n\
+             [[step]]\nname='load'\nrun='insmod /lab/m.ko'\n",
+        )
+        .unwrap();
+        let step = &lab.steps[0];
+        let summary = format!(
+            "{:?} {:?} {:?} {:?}",
+            step.kind,
+            step.compile_fail(),
+            step.host_command(false),
+            step.guest()
+        );
+        expect![[r#"CompileFail("compile-fail/guard_send.rs") Some("compile-fail/guard_send.rs") None None"#]].assert_eq(&summary);
+        check(
+            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\ncompile_fail='x.rs'\n",
+            expect![[r#"
+                error: TOML parse error at line 4, column 1
+                  |
+                4 | [[step]]
+                  | ^^^^^^^^
+                step "a": `compile_fail` is a step of its own: no `run` or `host` with it
+            "#]],
+        );
+        check(
+            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\ncompile_fail=''\n[[step]]\nname='b'\nrun='true'\n",
+            expect![["error: step 1 (a): `compile_fail` is empty"]],
+        );
+        check(
+            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='b'\nrun='true'\n[[step]]\nname='a'\ncompile_fail='x.rs'\n",
+            expect![["error: step 2 (a): host steps must come before every guest step"]],
         );
     }
 }

@@ -8,18 +8,31 @@
 //! - [`snapshot`]: turns a step's result into snapshot text.
 //! - [`grade`]: compares with the expected files, finds crashes, diffs.
 //! - [`run`]: `checker lab` and `checker verify`.
+//! - [`jobs`], [`gradedir`], [`fixtures`]: `checker run --all -j N`,
+//!   `checker grade`, `checker fixtures`.
+//! - [`doctor`], [`watch`]: `checker doctor`, `checker watch`.
+//! - [`report`]: JSON and JUnit reports, verdicts, the summary table.
 //! - [`buildcheck`]: rejects modules that contain an allocation-failure
 //!   panic path.
 #![forbid(unsafe_code)]
 
 pub mod accel;
 pub mod buildcheck;
+pub mod compilefail;
 pub mod cpio;
+pub mod debugkernel;
+pub mod doctor;
+pub mod fixtures;
 pub mod grade;
+pub mod gradedir;
+pub mod jobs;
 pub mod lab;
+pub mod report;
 pub mod results;
 pub mod run;
 pub mod setup;
+pub mod sizes;
 pub mod snapshot;
 pub mod vm;
+pub mod watch;
 pub mod workspace;

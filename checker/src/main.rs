@@ -49,8 +49,38 @@ enum Cmd {
         /// Use this lab folder instead of labs/<name> (for testing the checker).
         #[arg(long, hide = true, value_name = "PATH")]
         lab_dir: Option<PathBuf>,
+        /// Run only up to step K (1-based) and stop there.
+        #[arg(long, value_name = "K")]
+        step: Option<usize>,
+        /// Write the result as JSON to this file (for `checker run` and `grade`).
+        #[arg(long, hide = true, value_name = "FILE")]
+        result_json: Option<PathBuf>,
+        /// Use this workspace root instead of the current one (for `checker grade`).
+        #[arg(long, hide = true, value_name = "PATH")]
+        root: Option<PathBuf>,
+        /// Guest kernel: Debian's, or the debug kernel (KASAN, lockdep,
+        /// kmemleak, failslab; see `make vm-debug`).
+        #[arg(long, value_enum, default_value_t)]
+        kernel: checker::debugkernel::KernelChoice,
     },
-    /// Check every lab: its solution must pass and its skeleton must fail.
+    /// Build the debug guest kernel (`make vm-debug`), or say where the
+    /// cached one is.
+    VmDebug,
+    /// Run one lab, or every lab (--all), several at a time (-j), with reports.
+    Run(checker::jobs::RunArgs),
+    /// Grade a folder of submissions (one folder or patch per student).
+    Grade(checker::gradedir::GradeArgs),
+    /// Run the checker's broken-module fixtures and compare their verdicts.
+    Fixtures(checker::fixtures::FixturesArgs),
+    /// Check the set-up and say what is wrong and how to fix it.
+    Doctor,
+    /// Rebuild and re-grade a lab every time one of its sources is saved.
+    Watch(checker::watch::WatchArgs),
+    /// Build the semaphore and its C twin, print the RFC's size table and
+    /// write it to book/src/generated/sizes.md.
+    Sizes,
+    /// Check every lab: its solution must pass and its skeleton must fail;
+    /// then every sample (drivers/*/lab.toml) must pass.
     Verify {
         /// Time limit of each guest run in seconds.
         #[arg(long, value_name = "SECS")]
@@ -95,16 +125,30 @@ fn real_main(cli: Cli) -> Result<bool> {
             accel,
             keep,
             lab_dir,
+            step,
+            result_json,
+            root,
+            kernel,
         } => {
             vm::install_interrupt_handler()?;
-            let root = workspace::root();
+            let root = match root {
+                Some(r) => Ok(r),
+                None => workspace::root(),
+            };
             let dir = match lab_dir {
-                Some(d) => d,
-                None => root
-                    .as_ref()
-                    .map_err(|e| anyhow::anyhow!("{e}"))?
-                    .join("labs")
-                    .join(&name),
+                // Absolute: expected files are written relative to it.
+                Some(d) => d.canonicalize().unwrap_or(d),
+                None => {
+                    let root = root.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
+                    let lab = root.join("labs").join(&name);
+                    // A sample (drivers/<name>/lab.toml) when no lab has the name.
+                    let sample = root.join("drivers").join(&name);
+                    if !lab.join("lab.toml").is_file() && sample.join("lab.toml").is_file() {
+                        sample
+                    } else {
+                        lab
+                    }
+                }
             };
             if !dir.join("lab.toml").is_file() {
                 let known = root
@@ -123,7 +167,28 @@ fn real_main(cli: Cli) -> Result<bool> {
             }
             let mut lab = Lab::load(&dir)?;
             lab.name = name;
+            if let Some(k) = step {
+                let n = lab.config.steps.len();
+                if k == 0 || k > n {
+                    anyhow::bail!("--step {k}: {} has steps 1 to {n}", lab.name);
+                }
+                if lab.config.steps[..k].iter().all(|s| s.guest().is_none()) {
+                    anyhow::bail!(
+                        "--step {k}: steps 1 to {k} run on the host only; a run needs a guest step"
+                    );
+                }
+                println!(
+                    "--step {k}: runs steps 1 to {k} ({}), the earlier ones to set it up",
+                    lab.config.steps[k - 1].name
+                );
+                lab.config.steps.truncate(k);
+            }
             let tc = ensure_quiet()?;
+            let tc = match (kernel, &root) {
+                (checker::debugkernel::KernelChoice::Debian, _) => tc,
+                (choice, Ok(r)) => checker::debugkernel::toolchain_for(choice, tc, r)?,
+                (_, Err(e)) => anyhow::bail!("--kernel debug needs the workspace: {e}"),
+            };
             let opts = LabOptions {
                 solution,
                 timeout,
@@ -131,7 +196,27 @@ fn real_main(cli: Cli) -> Result<bool> {
                 keep,
             };
             let report = run::run_lab(root.as_deref().ok(), &lab, &tc, &opts)?;
+            if let Some(path) = result_json {
+                checker::report::LabResult::from_report(&report).write(&path)?;
+            }
             Ok(report.passed())
+        }
+        Cmd::VmDebug => {
+            vm::install_interrupt_handler()?;
+            let started = std::time::Instant::now();
+            let dk = checker::debugkernel::ensure(&setup::cache_root())?;
+            println!(
+                "vm-debug: ready ({:.1} s): kernel tree {}",
+                started.elapsed().as_secs_f64(),
+                dk.tree().display()
+            );
+            Ok(true)
+        }
+        Cmd::Sizes => {
+            let root = workspace::root()?;
+            let tc = ensure_quiet()?;
+            print!("{}", checker::sizes::run(&root, &tc.kdir)?);
+            Ok(true)
         }
         Cmd::Verify { timeout, accel } => {
             vm::install_interrupt_handler()?;
@@ -147,6 +232,11 @@ fn real_main(cli: Cli) -> Result<bool> {
             run::print_verify(&rows);
             Ok(!rows.is_empty() && rows.iter().all(|r| r.ok()))
         }
+        Cmd::Run(args) => checker::jobs::run_cmd(&args),
+        Cmd::Grade(args) => checker::gradedir::grade_cmd(&args),
+        Cmd::Fixtures(args) => checker::fixtures::run_cmd(&args),
+        Cmd::Doctor => checker::doctor::run(),
+        Cmd::Watch(args) => checker::watch::run(&args),
     }
 }
 

@@ -66,12 +66,21 @@ pub struct LabReport {
     pub boot_time: Option<Duration>,
     /// Total wall time of the run (build included).
     pub wall: Duration,
+    /// The guest's whole console (`ttyS0`), kept next to the build log.
+    pub console_log: Option<PathBuf>,
 }
 
 impl LabReport {
     /// Steps that passed.
     pub fn passed_steps(&self) -> usize {
         self.steps.iter().filter(|s| s.passed()).count()
+    }
+
+    /// Points earned and the most the lab gives.
+    pub fn score(&self) -> (u32, u32) {
+        let earned = self.steps.iter().map(StepGrade::earned).sum();
+        let max = self.steps.iter().map(|s| s.points).sum();
+        (earned, max)
     }
 
     /// Every step passed and no crash was seen.
@@ -124,6 +133,10 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
     cmd.arg("-C")
         .arg(&lab.dir)
         .arg(format!("KDIR={}", tc.kdir.display()));
+    // The debug kernel's modules get their own cargo target folder.
+    if let Some(dir) = &tc.rust_target_dir {
+        cmd.arg(format!("RUST_TARGET_DIR={}", dir.display()));
+    }
     if solution {
         cmd.arg("SOLUTION=1");
     }
@@ -178,6 +191,36 @@ pub fn run_host_steps(
     let total = lab.config.steps.len();
     let mut grades = Vec::new();
     for (i, step) in lab.config.steps.iter().enumerate() {
+        if let Some(case) = step.compile_fail() {
+            print!(
+                "step {}/{total} {} (compile-fail, on the host) ...",
+                i + 1,
+                step.name
+            );
+            flush();
+            fs::create_dir_all(work)
+                .with_context(|| format!("cannot create {}", work.display()))?;
+            let log = work.join(step.expected_file_name(i).replace(".txt", ".log"));
+            let started = Instant::now();
+            let (status, output) = crate::compilefail::build(lab, case, solution, &log)?;
+            if vm::interrupted() {
+                return Err(Interrupted.into());
+            }
+            let time = started.elapsed().as_secs_f64();
+            println!(" done ({time:.1} s)");
+            let root = lab.dir.parent().and_then(Path::parent).unwrap_or(dir);
+            let errors = crate::compilefail::normalise(&output, root);
+            grades.push(grade::grade_host(
+                lab,
+                i,
+                status,
+                &errors,
+                &log,
+                time,
+                grade::update_requested(),
+            ));
+            continue;
+        }
         let Some(command) = step.host_command(solution) else {
             continue;
         };
@@ -236,6 +279,16 @@ pub fn run_lab(
     };
     println!("{}: {}{variant}", lab.name, lab.config.title);
     println!("Read: book/src/{}", lab.config.chapter);
+    // Steps for the debug kernel (`kernel = "debug"`, `failslab`) run only there.
+    let lab = &lab.for_kernel(tc.debug);
+    if tc.debug {
+        println!("kernel: the debug kernel ({})", tc.abi);
+    } else if lab.debug_steps() == 0 {
+        let skipped = Lab::load(&lab.dir).map(|l| l.debug_steps()).unwrap_or(0);
+        if skipped > 0 {
+            println!("({skipped} more steps run on the debug kernel only: --kernel debug)");
+        }
+    }
 
     let work = work_dir(root, lab, opts.solution);
     let mut host_steps = run_host_steps(root.unwrap_or(&lab.dir), lab, opts.solution, &work)?;
@@ -261,6 +314,7 @@ pub fn run_lab(
             accel: None,
             boot_time: None,
             wall: started.elapsed(),
+            console_log: None,
         };
         print_report(&report, color);
         return Ok(report);
@@ -272,6 +326,13 @@ pub fn run_lab(
         .timeout
         .or(lab.config.timeout)
         .unwrap_or(lab::DEFAULT_TIMEOUT_SECS);
+    // KASAN, lockdep and kmemleak make the debug kernel about three times
+    // slower, and it scans for leaks after the last step: the lab's own
+    // limit (not --timeout) is tripled there.
+    let timeout = match (tc.debug, opts.timeout) {
+        (true, None) => timeout * 3,
+        _ => timeout,
+    };
     let guest_steps = lab.guest_steps();
     let first_guest = lab.first_guest_step();
     let steps = &lab.config.steps;
@@ -282,6 +343,12 @@ pub fn run_lab(
             .modules
             .iter()
             .map(|m| (m.clone(), lab.dir.join(format!("{m}.ko"))))
+            .collect(),
+        programs: lab
+            .config
+            .programs
+            .iter()
+            .map(|p| (p.clone(), lab.dir.join(p)))
             .collect(),
         steps: &guest_steps,
         smp: lab.config.smp.unwrap_or(1),
@@ -308,12 +375,35 @@ pub fn run_lab(
     let guest_grades =
         grade::grade_steps(lab, &run.transcript, timed_out, grade::update_requested());
     host_steps.extend(guest_grades);
-    let steps = host_steps;
+    let mut steps = host_steps;
+    grade::apply_depends(lab, &mut steps);
+    // The whole console and result channel stay next to the build log.
+    let console_log = work.join("console.log");
+    let _ = fs::write(&console_log, &run.console);
+    let _ = fs::write(work.join("results.log"), &run.results_text);
     // The guest numbers its steps from the first guest step.
-    let crash = grade::find_crash(&run.console).map(|mut crash| {
-        crash.step = crash.step.map(|(i, name)| (first_guest + i, name));
-        crash
-    });
+    // The debug kernel's tools say precisely what went wrong; their reports
+    // come first. kmemleak's scan after the last step is only seen here.
+    let debug_report = if tc.debug {
+        crate::debugkernel::find_reports(&run.console)
+            .first()
+            .map(crate::debugkernel::Report::to_crash)
+    } else {
+        None
+    };
+    // Fault injection makes the allocator warn (with a stack dump) about the
+    // failures it was asked for: those are not the module's bugs.
+    let console = if tc.debug {
+        crate::debugkernel::without_injected_failure_warnings(&run.console)
+    } else {
+        run.console.clone()
+    };
+    let crash = debug_report
+        .or_else(|| grade::find_crash(&console))
+        .map(|mut crash| {
+            crash.step = crash.step.map(|(i, name)| (first_guest + i, name));
+            crash
+        });
 
     if timed_out {
         let at = match run.transcript.unfinished() {
@@ -356,6 +446,7 @@ pub fn run_lab(
         accel: Some(accel),
         boot_time: run.boot_time,
         wall: started.elapsed(),
+        console_log: Some(console_log),
     };
     print_report(&report, color);
     Ok(report)
@@ -383,6 +474,7 @@ pub fn print_report(r: &LabReport, color: bool) {
             Verdict::Pass => ("PASS", green),
             Verdict::Updated => ("UPDATED", yellow),
             Verdict::Fail(_) => ("FAIL", red),
+            Verdict::Skipped(_) => ("SKIP", yellow),
         };
         let why = match &s.verdict {
             Verdict::Fail(Failure::Mismatch { .. }) | Verdict::Pass => String::new(),
@@ -395,6 +487,9 @@ pub fn print_report(r: &LabReport, color: bool) {
             Verdict::Fail(Failure::TimedOut) => "  (time-out)".into(),
             Verdict::Fail(Failure::GuestStopped) => "  (the guest stopped during this step)".into(),
             Verdict::Fail(Failure::NotRun) => "  (not run)".into(),
+            Verdict::Skipped(dep) => {
+                format!("  (skipped: it needs step {dep:?}, which did not pass)")
+            }
         };
         println!(
             "{colour}{word:<5}{reset} {:02} {:<width$}{time}{why}",
@@ -411,6 +506,9 @@ pub fn print_report(r: &LabReport, color: bool) {
         }
         if let (Verdict::Fail(_), Some(log)) = (&s.verdict, &s.log) {
             println!("      full output: {}", rel(log));
+        }
+        if let (Verdict::Fail(_), Some(hint)) = (&s.verdict, &s.hint) {
+            println!("      {yellow}hint:{reset} {hint}");
         }
     }
     if let Some(c) = &r.crash {
@@ -438,12 +536,24 @@ pub fn print_report(r: &LabReport, color: bool) {
     } else {
         format!("{red}failed{reset}")
     };
+    let (earned, max) = r.score();
     println!(
-        "{bold}score: {}/{} steps{reset}{crash} -- {verdict} (total {:.1} s{boot}{accel})",
+        "{bold}score: {}/{} steps, {earned}/{max} points{reset}{crash} -- {verdict} (total {:.1} s{boot}{accel})",
         r.passed_steps(),
         r.steps.len(),
         r.wall.as_secs_f64()
     );
+    if !r.passed() {
+        let logs: Vec<String> = [Some(&r.build.log), r.console_log.as_ref()]
+            .into_iter()
+            .flatten()
+            .filter(|p| p.is_file())
+            .map(|p| rel(p))
+            .collect();
+        if !logs.is_empty() {
+            println!("logs: {}", logs.join(", "));
+        }
+    }
 }
 
 /// One row of `checker verify`.
@@ -451,20 +561,22 @@ pub fn print_report(r: &LabReport, color: bool) {
 pub struct VerifyRow {
     /// Lab name.
     pub lab: String,
-    /// The solution's run.
+    /// The solution's run (a sample's only run).
     pub solution: LabReport,
-    /// The skeleton's run.
-    pub skeleton: LabReport,
+    /// The skeleton's run; `None` for a sample, which has no exercise.
+    pub skeleton: Option<LabReport>,
 }
 
 impl VerifyRow {
-    /// Solution passes and skeleton fails.
+    /// Solution passes and skeleton (if any) fails.
     pub fn ok(&self) -> bool {
-        self.solution.passed() && !self.skeleton.passed()
+        self.solution.passed() && !self.skeleton.as_ref().is_some_and(LabReport::passed)
     }
 }
 
-/// `checker verify`: every lab's solution must pass, its skeleton must fail.
+/// `checker verify`: every lab's solution must pass, its skeleton must
+/// fail; then every sample (`drivers/*/lab.toml`, built with a plain `make`)
+/// must pass.
 pub fn verify(root: &Path, tc: &Toolchain, base: &LabOptions) -> Result<Vec<VerifyRow>> {
     let mut rows = Vec::new();
     for dir in lab::all_labs(root)? {
@@ -483,7 +595,21 @@ pub fn verify(root: &Path, tc: &Toolchain, base: &LabOptions) -> Result<Vec<Veri
         rows.push(VerifyRow {
             lab: lab.name.clone(),
             solution,
-            skeleton,
+            skeleton: Some(skeleton),
+        });
+    }
+    for dir in lab::all_samples(root)? {
+        let lab = Lab::load(&dir)?;
+        // No `SOLUTION=1`: the sample is the only code there is.
+        let opts = LabOptions {
+            solution: false,
+            ..base.clone()
+        };
+        println!();
+        rows.push(VerifyRow {
+            lab: lab.name.clone(),
+            solution: run_lab(Some(root), &lab, tc, &opts)?,
+            skeleton: None,
         });
     }
     Ok(rows)
@@ -510,7 +636,9 @@ pub fn print_verify(rows: &[VerifyRow]) {
             "{:<12} {:<22} {:<22} {}",
             row.lab,
             summary(&row.solution),
-            summary(&row.skeleton),
+            row.skeleton
+                .as_ref()
+                .map_or_else(|| "(sample: none)".into(), summary),
             if row.ok() {
                 "ok"
             } else if !row.solution.passed() {

@@ -62,6 +62,12 @@ pub struct Toolchain {
     pub modules_dir: PathBuf,
     /// The cache root (shared by all ABIs), e.g. `~/.cache/rust-kernel-labs`.
     pub cache: PathBuf,
+    /// This is the debug kernel (`--kernel debug`, see
+    /// [`crate::debugkernel`]), not Debian's.
+    pub debug: bool,
+    /// The cargo target folder for this kernel's modules (`RUST_TARGET_DIR`);
+    /// `None`: the workspace's `target/`.
+    pub rust_target_dir: Option<PathBuf>,
 }
 
 /// `${LABS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-kernel-labs}`.
@@ -203,6 +209,8 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
         boot_kernel,
         modules_dir,
         cache,
+        debug: false,
+        rust_target_dir: None,
     })
 }
 

@@ -63,6 +63,9 @@ pub struct GuestConfig<'a> {
     pub kernel: &'a Path,
     /// `(name, path)` of each module: copied to `/lab/<name>.ko`.
     pub modules: Vec<(String, PathBuf)>,
+    /// `(name, path)` of each test program (lab.toml `programs`): copied
+    /// to `/lab/<name>`, executable.
+    pub programs: Vec<(String, PathBuf)>,
     /// Steps to run, in order.
     pub steps: &'a [Step],
     /// Guest CPUs.
@@ -102,6 +105,8 @@ pub struct GuestRun {
     pub console: String,
     /// The parsed result channel.
     pub transcript: Transcript,
+    /// The result channel (`ttyS1`) as received, lossily decoded.
+    pub results_text: String,
     /// How the run ended.
     pub ending: Ending,
     /// QEMU's exit status when it exited by itself.
@@ -136,6 +141,19 @@ pub fn write_initramfs(
     steps: &[Step],
     token: &str,
 ) -> Result<()> {
+    write_initramfs_with(path, busybox, modules, &[], steps, token)
+}
+
+/// [`write_initramfs`] plus test programs, copied to `/lab/<name>` with
+/// mode 0755.
+pub fn write_initramfs_with(
+    path: &Path,
+    busybox: &[u8],
+    modules: &[(String, Vec<u8>)],
+    programs: &[(String, Vec<u8>)],
+    steps: &[Step],
+    token: &str,
+) -> Result<()> {
     let file =
         fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut w = cpio::Writer::new(std::io::BufWriter::new(file));
@@ -148,8 +166,13 @@ pub fn write_initramfs(
     for (name, data) in modules {
         w.file(&format!("lab/{name}.ko"), 0o644, data)?;
     }
-    let script = results::runner_script(token, steps, RESULT_PORT);
+    for (name, data) in programs {
+        w.file(&format!("lab/{name}"), 0o755, data)?;
+    }
+    let script = results::runner_script(steps, RESULT_PORT);
     w.file("lab/steps.sh", 0o755, script.as_bytes())?;
+    let token_file = results::TOKEN_FILE.trim_start_matches('/');
+    w.file(token_file, 0o600, format!("{token}\n").as_bytes())?;
     w.finish()?;
     Ok(())
 }
@@ -208,8 +231,13 @@ pub fn run(cfg: &GuestConfig<'_>, progress: &mut dyn FnMut(Progress)) -> Result<
         let data = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
         modules.push((name.clone(), data));
     }
+    let mut programs = Vec::new();
+    for (name, path) in &cfg.programs {
+        let data = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        programs.push((name.clone(), data));
+    }
     let initramfs = dir.join("initramfs.cpio");
-    write_initramfs(&initramfs, &busybox, &modules, cfg.steps, &token)?;
+    write_initramfs_with(&initramfs, &busybox, &modules, &programs, cfg.steps, &token)?;
     let console_path = dir.join("console.log");
     let results_path = dir.join("results.log");
     let stderr_path = dir.join("qemu.stderr");
@@ -290,6 +318,7 @@ pub fn run(cfg: &GuestConfig<'_>, progress: &mut dyn FnMut(Progress)) -> Result<
     Ok(GuestRun {
         console,
         transcript,
+        results_text,
         ending,
         qemu_status,
         qemu_stderr,
@@ -354,6 +383,7 @@ mod tests {
             init
             lab/hello.ko
             lab/steps.sh
+            lab/token
         "#]]
         .assert_eq(&String::from_utf8(out.stdout).unwrap());
     }

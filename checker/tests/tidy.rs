@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use checker::lab::{all_labs, Lab};
+use checker::lab::{all_labs, all_samples, Lab};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -53,14 +53,15 @@ fn every_lab_is_complete() {
     assert!(!labs.is_empty(), "no lab found under labs/");
     for dir in labs {
         let lab = Lab::load(&dir).expect("lab.toml parses");
+        // The reference solution is not listed: it may live in `solution/`,
+        // share the exercise's sources (lab 02) or be a finished driver
+        // (lab 08); `checker verify` proves it passes.
         for file in [
             "README.md",
             "Kbuild",
             "Makefile",
             "Cargo.toml",
             "src/lib.rs",
-            // The solution may share the exercise's sources (lab 02 does).
-            "solution/Cargo.toml",
         ] {
             assert!(dir.join(file).is_file(), "{}: {file} is missing", lab.name);
         }
@@ -77,6 +78,33 @@ fn every_lab_is_complete() {
         assert!(
             chapter.is_file(),
             "{}: chapter {} does not exist",
+            lab.name,
+            chapter.display()
+        );
+    }
+}
+
+/// A sample with a `lab.toml` (graded by `checker verify`) is complete too.
+#[test]
+fn every_sample_is_complete() {
+    for dir in all_samples(&root()).expect("drivers/ is readable") {
+        let lab = Lab::load(&dir).expect("lab.toml parses");
+        for file in ["Kbuild", "Makefile", "Cargo.toml", "src/lib.rs"] {
+            assert!(dir.join(file).is_file(), "{}: {file} is missing", lab.name);
+        }
+        for index in 0..lab.config.steps.len() {
+            let expected = lab.expected_path(index);
+            assert!(
+                expected.is_file(),
+                "{}: {} is missing (run it with UPDATE_EXPECT=1)",
+                lab.name,
+                expected.display()
+            );
+        }
+        let chapter = root().join("book/src").join(&lab.config.chapter);
+        assert!(
+            chapter.is_file(),
+            "{}: no chapter {}",
             lab.name,
             chapter.display()
         );

@@ -6,10 +6,116 @@
  * symbol to call.
  */
 #include <linux/bug.h>
+#include <linux/fs.h>
+#include <linux/poll.h>
+#include <linux/refcount.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/signal.h>
+#include <linux/spinlock.h>
+#include <linux/uaccess.h>
 
 #include "helpers.h"
 
 void rust_helper_BUG(void)
 {
 	BUG();
+}
+
+void rust_helper_spin_lock_init(spinlock_t *lock, const char *name,
+				struct lock_class_key *key)
+{
+#ifdef CONFIG_DEBUG_SPINLOCK
+	__raw_spin_lock_init(spinlock_check(lock), name, key, LD_WAIT_CONFIG);
+#else
+	spin_lock_init(lock);
+#endif
+}
+
+void rust_helper_spin_lock(spinlock_t *lock)
+{
+	spin_lock(lock);
+}
+
+/* With lockdep (CONFIG_DEBUG_LOCK_ALLOC, the debug kernel), mutex_lock() is
+ * a macro for mutex_lock_nested(lock, 0): no function to bind to. */
+void rust_helper_mutex_lock(struct mutex *lock)
+{
+	mutex_lock(lock);
+}
+
+void rust_helper_spin_unlock(spinlock_t *lock)
+{
+	spin_unlock(lock);
+}
+
+unsigned long rust_helper_spin_lock_irqsave(spinlock_t *lock)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(lock, flags);
+	return flags;
+}
+
+void rust_helper_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+{
+	spin_unlock_irqrestore(lock, flags);
+}
+
+int rust_helper_signal_pending(void)
+{
+	return signal_pending(current);
+}
+
+void rust_helper_allow_signal(int sig)
+{
+	allow_signal(sig);
+}
+
+struct task_struct *rust_helper_get_current(void)
+{
+	return current;
+}
+
+void rust_helper_set_current_state(unsigned int state)
+{
+	set_current_state(state);
+}
+
+void rust_helper_refcount_set(refcount_t *r, int n)
+{
+	refcount_set(r, n);
+}
+
+void rust_helper_refcount_inc(refcount_t *r)
+{
+	refcount_inc(r);
+}
+
+int rust_helper_refcount_dec_and_test(refcount_t *r)
+{
+	return refcount_dec_and_test(r);
+}
+
+unsigned long rust_helper_copy_from_user(void *to, const void __user *from,
+					 unsigned long n)
+{
+	return copy_from_user(to, from, n);
+}
+
+unsigned long rust_helper_copy_to_user(void __user *to, const void *from,
+				       unsigned long n)
+{
+	return copy_to_user(to, from, n);
+}
+
+void rust_helper_poll_wait(struct file *filp, wait_queue_head_t *head,
+			   poll_table *p)
+{
+	poll_wait(filp, head, p);
+}
+
+dev_t rust_helper_file_rdev(struct file *file)
+{
+	return file_inode(file)->i_rdev;
 }

@@ -10,4 +10,37 @@
 
 void __noreturn rust_helper_BUG(void);
 
+/* Synchronisation (kernel-crate/src/sync, task.rs). */
+#include <linux/refcount.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
+#include <linux/mutex.h>
+
+void rust_helper_spin_lock_init(spinlock_t *lock, const char *name,
+				struct lock_class_key *key);
+void rust_helper_spin_lock(spinlock_t *lock);
+void rust_helper_mutex_lock(struct mutex *lock);
+void rust_helper_spin_unlock(spinlock_t *lock);
+unsigned long rust_helper_spin_lock_irqsave(spinlock_t *lock);
+void rust_helper_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
+int rust_helper_signal_pending(void);
+void rust_helper_allow_signal(int sig);
+struct task_struct *rust_helper_get_current(void);
+void rust_helper_set_current_state(unsigned int state);
+void rust_helper_refcount_set(refcount_t *r, int n);
+void rust_helper_refcount_inc(refcount_t *r);
+int rust_helper_refcount_dec_and_test(refcount_t *r);
+
+/* Files and user memory (kernel-crate/src/file.rs, user.rs). */
+#include <linux/fs.h>
+#include <linux/poll.h>
+
+unsigned long rust_helper_copy_from_user(void *to, const void __user *from,
+					 unsigned long n);
+unsigned long rust_helper_copy_to_user(void __user *to, const void *from,
+				       unsigned long n);
+void rust_helper_poll_wait(struct file *filp, wait_queue_head_t *head,
+			   poll_table *p);
+dev_t rust_helper_file_rdev(struct file *file);
+
 #endif

@@ -24,7 +24,13 @@ workspace := $(abspath $(kernel-crate)/..)
 
 rust-target := x86_64-unknown-none
 rust-profile := kernel
-rust-staticlib := $(workspace)/target/$(rust-target)/$(rust-profile)/lib$(subst -,_,$(rust-package)).a
+# Each kernel tree gets its own cargo target folder: the kernel crate's
+# bindings follow the tree's configuration (the debug kernel's KASAN and
+# lockdep change struct layouts), so objects built for one tree must never be
+# linked against another. The checker sets `RUST_TARGET_DIR` for the debug
+# kernel (target/kernel-debug, see book/src/debug-kernel.md).
+RUST_TARGET_DIR ?= $(workspace)/target
+rust-staticlib := $(RUST_TARGET_DIR)/$(rust-target)/$(rust-profile)/lib$(subst -,_,$(rust-package)).a
 
 # Code generation that the kernel requires of every object (see
 # arch/x86/Makefile: CONFIG_RETPOLINE, CONFIG_RETHUNK). The -Z flags are
@@ -38,8 +44,26 @@ rust-flags := -Crelocation-model=static -Ccode-model=kernel
 # Calls to memcpy and friends that LLVM emits must be direct: module
 # relocation does not handle GOT-relative ones (R_X86_64_GOTPCREL).
 rust-flags += -Zplt=yes
-rust-flags += -Zretpoline-external-thunk -Zfunction-return=thunk-extern
+# Only when the tree is built with them: the debug kernel is not, and has no
+# thunks to call.
+rust-flags += $(if $(CONFIG_RETPOLINE),-Zretpoline-external-thunk)
+rust-flags += $(if $(CONFIG_RETHUNK),-Zfunction-return=thunk-extern)
 # ANCHOR_END: flags
+
+# KASAN for the Rust code as well, when the tree has it (the debug kernel,
+# book/src/debug-kernel.md): what mainline's scripts/Makefile.kasan gives
+# rustc. Inline shadow checks call the kernel's __asan_report_*; memcpy and
+# friends stay plain calls to the kernel's own (instrumented) ones. Globals
+# and stack variables are not instrumented: they need module constructors
+# and stack redzones that this out-of-tree build does not set up. `core` is
+# built with the same flags (-Zbuild-std), hence the ABI-mismatch allowance
+# only for compiler_builtins, which cargo builds without sanitizers.
+rust-kasan-flags := -Zsanitizer=kernel-address -Zsanitizer-recover=kernel-address \
+	-Cunsafe-allow-abi-mismatch=sanitizer \
+	-Cllvm-args=-asan-mapping-offset=$(CONFIG_KASAN_SHADOW_OFFSET) \
+	-Cllvm-args=-asan-instrumentation-with-call-threshold=10000 \
+	-Cllvm-args=-asan-globals=0 -Cllvm-args=-asan-stack=0
+rust-flags += $(if $(CONFIG_KASAN_GENERIC),$(rust-kasan-flags))
 
 # The flags Kbuild gives the C compiler for this object; the kernel crate's
 # build.rs hands the relevant ones to bindgen. The dependency-file and
@@ -55,7 +79,11 @@ rust-bindgen-cflags = $(filter-out -Wp% -DKBUILD_%,$(c_flags))
 
 rust-cargo-args := --quiet --package $(rust-package) \
 	--target $(rust-target) --profile $(rust-profile) \
-	-Zbuild-std=core,compiler_builtins --target-dir $(workspace)/target
+	-Zbuild-std=core,compiler_builtins --target-dir $(RUST_TARGET_DIR)
+# `make COMPILE_FAIL=/abs/case.rs`: build the crate with its `compile-fail`
+# feature, which includes the case (a lab's compile-fail step, see
+# checker/src/compilefail.rs); the build is expected to fail.
+rust-cargo-args += $(if $(COMPILE_FAIL),--features compile-fail)
 # clippy only checks; the build that follows produces the library.
 rust-clippy := $(if $(CLIPPY),cargo clippy $(rust-cargo-args) -- -D warnings &&)
 
@@ -65,13 +93,17 @@ rust-sources := $(shell find $(kernel-crate) $(workspace)/module-macro $(src) \
 	-name target -prune -o \( -name '*.rs' -o -name Cargo.toml -o -name '*.h' \) -print) \
 	$(workspace)/Cargo.lock $(workspace)/Cargo.toml
 
+# Kbuild runs a command under `set -e` and then records it as done, but
+# `set -e` ignores a failure inside an `&&` chain: the parentheses and
+# `exit 1` make a failed step fail the rule (and remove a stale object).
 # ANCHOR: recipe
 quiet_cmd_cargo = CARGO   $@
-      cmd_cargo = cd $(workspace) && \
+      cmd_cargo = (cd $(workspace) && \
 	export RUSTC_BOOTSTRAP=1 \
 	CARGO_TARGET_X86_64_UNKNOWN_NONE_RUSTFLAGS="$(rust-flags)" \
 	KERNEL_CFLAGS="$(rust-bindgen-cflags)" \
-	KERNEL_OBJTREE="$(abspath $(objtree))" && \
+	KERNEL_OBJTREE="$(abspath $(objtree))" \
+	COMPILE_FAIL_CASE="$(COMPILE_FAIL)" && \
 	$(rust-clippy) cargo build $(rust-cargo-args) && \
 	rm -rf $@.objs && mkdir $@.objs && (cd $@.objs && $(AR) x $(rust-staticlib)) && \
 	$(LD) -r -o $@.tmp $$(ls $@.objs/*.o | grep -v '/compiler_builtins-') && \
@@ -80,7 +112,8 @@ quiet_cmd_cargo = CARGO   $@
 	$(OBJCOPY) --remove-section=.llvmbc --remove-section=.llvmcmd \
 		--remove-section=.modinfo --add-section .modinfo=$@.modinfo \
 		--set-section-flags .modinfo=alloc,readonly,contents $@.tmp $@ && \
-	rm -rf $@.tmp $@.objs $@.modinfo $@.modinfo.raw
+	rm -rf $@.tmp $@.objs $@.modinfo $@.modinfo.raw) || \
+	{ rm -f $@; exit 1; }
 # ANCHOR_END: recipe
 
 $(obj)/$(rust-module)_rust.o: $(rust-sources) FORCE

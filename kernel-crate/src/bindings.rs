@@ -6,13 +6,15 @@
 
 #![allow(
     clippy::all,
+    clippy::undocumented_unsafe_blocks,
     missing_docs,
     non_camel_case_types,
     non_snake_case,
     non_upper_case_globals,
     unreachable_pub,
     unsafe_op_in_unsafe_fn,
-    dead_code
+    dead_code,
+    unnecessary_transmutes
 )]
 
 include!(concat!(env!("OUT_DIR"), "/bindings.rs"));

@@ -3,7 +3,19 @@
  * The C API the `kernel` crate wraps. bindgen reads this file with the
  * flags Kbuild uses for C (see build.rs); only allowlisted items are kept.
  */
+#include <linux/cdev.h>
 #include <linux/errno.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/poll.h>
+#include <linux/kthread.h>
+#include <linux/lockdep.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/printk.h>
@@ -23,3 +35,17 @@ const gfp_t RUST_CONST_HELPER___GFP_NOWARN = __GFP_NOWARN;
 const size_t RUST_CONST_HELPER_KMALLOC_MAX_SIZE = KMALLOC_MAX_SIZE;
 const size_t RUST_CONST_HELPER_ARCH_KMALLOC_MINALIGN = ARCH_KMALLOC_MINALIGN;
 const size_t RUST_CONST_HELPER_PAGE_SIZE = PAGE_SIZE;
+
+/* Task states and signals (sync/condvar.rs, task.rs). */
+const unsigned int RUST_CONST_HELPER_TASK_RUNNING = TASK_RUNNING;
+const unsigned int RUST_CONST_HELPER_TASK_INTERRUPTIBLE = TASK_INTERRUPTIBLE;
+const unsigned int RUST_CONST_HELPER_TASK_UNINTERRUPTIBLE = TASK_UNINTERRUPTIBLE;
+const unsigned int RUST_CONST_HELPER_TASK_IDLE = TASK_IDLE;
+const unsigned int RUST_CONST_HELPER_TASK_NORMAL = TASK_NORMAL;
+const int RUST_CONST_HELPER_SIGKILL = SIGKILL;
+const int RUST_CONST_HELPER_NUMA_NO_NODE = NUMA_NO_NODE;
+
+/* Files and devices (file.rs, miscdev.rs, chrdev.rs). */
+const int RUST_CONST_HELPER_MISC_DYNAMIC_MINOR = MISC_DYNAMIC_MINOR;
+const unsigned int RUST_CONST_HELPER_MINORBITS = MINORBITS;
+const unsigned int RUST_CONST_HELPER_DEFAULT_POLLMASK = DEFAULT_POLLMASK;

@@ -16,11 +16,19 @@
 
 pub mod alloc;
 pub mod bindings;
+pub mod chrdev;
 pub mod error;
+pub mod file;
+pub mod init;
+pub mod ioctl;
+pub mod miscdev;
 pub mod module;
 pub mod module_param;
 pub mod prelude;
 pub mod print;
+pub mod sync;
+pub mod task;
+pub mod user;
 
 mod panic;
 

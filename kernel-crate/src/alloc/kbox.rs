@@ -5,6 +5,7 @@ use core::fmt;
 use core::marker::PhantomData;
 use core::mem::{ManuallyDrop, MaybeUninit};
 use core::ops::{Deref, DerefMut};
+use core::pin::Pin;
 use core::ptr::NonNull;
 
 use super::{free, realloc, AllocError, Flags};
@@ -69,6 +70,55 @@ impl<T> KBox<T> {
             ptr,
             _owns: PhantomData,
         })
+    }
+
+    // ANCHOR: pin_init
+    /// Initialises a value in place on the heap, where it stays: the
+    /// result is pinned, so a value that must not move (a lock) can live
+    /// in a box. An allocation failure becomes `E` (for example `ENOMEM`).
+    pub fn pin_init<E: From<AllocError>>(
+        init: impl crate::init::PinInit<T, E>,
+        flags: Flags,
+    ) -> Result<Pin<KBox<T>>, E> {
+        let uninit = KBox::<T>::new_uninit(flags)?;
+        // SAFETY: the block is valid for writes of a `T` and owned by
+        // `uninit`; the value will be pinned: it stays in the block until
+        // the box drops it in place.
+        unsafe { init.__pinned_init(uninit.ptr.as_ptr().cast()) }?;
+        let this = ManuallyDrop::new(uninit);
+        // INVARIANT: the `T` was just initialised; ownership of the block
+        // moves from `this`, which is not dropped.
+        let boxed = KBox {
+            ptr: this.ptr.cast(),
+            _owns: PhantomData,
+        };
+        // SAFETY: the value is never moved out of the block: `Pin` hides
+        // `&mut T` unless `T: Unpin`.
+        Ok(unsafe { Pin::new_unchecked(boxed) })
+    }
+    // ANCHOR_END: pin_init
+
+    /// Gives up ownership of the block: the caller must pass the pointer to
+    /// [`KBox::from_raw`] later, or the value leaks.
+    pub fn into_raw(this: Self) -> *mut T {
+        ManuallyDrop::new(this).ptr.as_ptr()
+    }
+
+    /// Takes back ownership of a block from [`KBox::into_raw`].
+    ///
+    /// # Safety
+    ///
+    /// `ptr` comes from `KBox::<T>::into_raw` (or from
+    /// `KBox::<MaybeUninit<T>>::into_raw` once the `T` is written), and is
+    /// given to `from_raw` once.
+    pub unsafe fn from_raw(ptr: *mut T) -> Self {
+        // INVARIANT: the caller guarantees that `ptr` is an owned block
+        // holding an initialised `T`.
+        KBox {
+            // SAFETY: `into_raw` never returns null.
+            ptr: unsafe { NonNull::new_unchecked(ptr) },
+            _owns: PhantomData,
+        }
     }
 
     /// Moves the value out and frees the heap block.

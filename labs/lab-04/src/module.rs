@@ -106,29 +106,41 @@ impl fmt::Display for Repeat {
     }
 }
 
+/// Everything `init` does. On an error every value made so far is dropped
+/// on the way out: the debug kernel's failslab steps check that nothing is
+/// left (`live allocations: 0`) whichever allocation failed.
+fn load() -> Result<GrowVec> {
+    let mut values = fill(COUNT)?;
+    let sum: u64 = values.iter().sum();
+    let summary = kformat!(
+        GFP_KERNEL,
+        "len {}, sum {sum}, first {}, last {}",
+        values.len(),
+        values.first().copied().unwrap_or(0),
+        values.last().copied().unwrap_or(0)
+    )?;
+    pr_info!("{summary}\n");
+
+    too_much(&mut values)?;
+    boxes_dropped()?;
+
+    // ANCHOR: printing
+    // 5 + 300 * 2 bytes: cut to the 253 `é` that fit in 512 bytes, and
+    // never in the middle of one.
+    pr_info!("long:{}END\n", Repeat('é', 300));
+    pr_info!("100% literal: %s %d %n\n");
+    // ANCHOR_END: printing
+    Ok(GrowVec { values })
+}
+
 impl kernel::Module for GrowVec {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let mut values = fill(COUNT)?;
-        let sum: u64 = values.iter().sum();
-        let summary = kformat!(
-            GFP_KERNEL,
-            "len {}, sum {sum}, first {}, last {}",
-            values.len(),
-            values.first().copied().unwrap_or(0),
-            values.last().copied().unwrap_or(0)
-        )?;
-        pr_info!("{summary}\n");
-
-        too_much(&mut values)?;
-        boxes_dropped()?;
-
-        // ANCHOR: printing
-        // 5 + 300 * 2 bytes: cut to the 253 `é` that fit in 512 bytes, and
-        // never in the middle of one.
-        pr_info!("long:{}END\n", Repeat('é', 300));
-        pr_info!("100% literal: %s %d %n\n");
-        // ANCHOR_END: printing
-        Ok(GrowVec { values })
+        load().inspect_err(|e| {
+            pr_info!(
+                "init failed: {e}, live allocations: {}\n",
+                live_allocations()
+            );
+        })
     }
 }
 

@@ -1,0 +1,236 @@
+//! Compile-fail steps: code that must *not* compile, and the error that
+//! says why.
+//!
+//! A step `compile_fail = "compile-fail/guard_send.rs"` in `lab.toml`
+//! names a case file in the lab folder. The checker builds the lab's crate
+//! the way Kbuild always does (same target, flags and kernel headers), with
+//! the case compiled in:
+//!
+//! ```text
+//! make -C labs/<lab> [SOLUTION=1] COMPILE_FAIL=/abs/path/to/case.rs
+//! ```
+//!
+//! `kernel-crate/kbuild/rust-module.mk` turns `COMPILE_FAIL` into the
+//! crate's `compile-fail` feature and the `COMPILE_FAIL_CASE` variable, and
+//! the lab's `lib.rs` includes the case as a module of its own:
+//!
+//! ```ignore
+//! #[cfg(feature = "compile-fail")]
+//! mod compile_fail {
+//!     include!(env!("COMPILE_FAIL_CASE"));
+//! }
+//! ```
+//!
+//! so a case reaches the lab's own types through `super::`. The snapshot
+//! (see [`render`]) holds rustc's errors, [normalised](normalise): the
+//! step passes when the build fails with exactly those errors, and fails
+//! when the case compiles or fails differently.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result};
+
+use crate::lab::Lab;
+
+/// Builds the lab's crate with `case` (a path relative to the lab folder)
+/// compiled in; the full output goes to `log`. Returns make's exit status
+/// and the output.
+pub fn build(lab: &Lab, case: &str, solution: bool, log: &Path) -> Result<(i32, String)> {
+    let case_path = lab.dir.join(case);
+    let case_path = case_path
+        .canonicalize()
+        .with_context(|| format!("compile-fail case {} not found", case_path.display()))?;
+    let file = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+    let mut cmd = Command::new("make");
+    cmd.arg("-C")
+        .arg(&lab.dir)
+        .arg(format!("COMPILE_FAIL={}", case_path.display()));
+    if solution {
+        cmd.arg("SOLUTION=1");
+    }
+    let status = cmd
+        .env("CARGO_TERM_COLOR", "never")
+        .stdin(Stdio::null())
+        .stdout(file.try_clone()?)
+        .stderr(file)
+        .status()
+        .context("cannot run make")?;
+    let output = fs::read_to_string(log).unwrap_or_default();
+    Ok((status.code().unwrap_or(-1), output))
+}
+
+/// The snapshot text of a compile-fail step.
+///
+/// ```text
+/// $ compile-fail compile-fail/guard_send.rs
+/// status: build failed
+/// --- errors
+/// error[E0277]: `*mut ()` cannot be sent between threads safely
+///   --> labs/lab-05/compile-fail/guard_send.rs:12:17
+/// ...
+/// ```
+pub fn render(case: &str, status: i32, errors: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "$ compile-fail {case}");
+    let verdict = if status == 0 {
+        "built (the case compiled: the types do not forbid it)"
+    } else {
+        "build failed"
+    };
+    let _ = writeln!(s, "status: {verdict}");
+    s.push_str("--- errors\n");
+    s.push_str(errors);
+    s
+}
+
+/// Keeps rustc's error diagnostics from a build log and makes them stable.
+///
+/// - Each diagnostic that starts with `error[E…]:` or `error:` is kept:
+///   its message, the primary span (location, source lines, labels) and
+///   the `= note`/`= help` lines under it, up to its first `note:` or
+///   `help:` sub-diagnostic (they point into code around the case: a
+///   student's own file, the library); warnings, Kbuild's and make's lines,
+///   and the closing `error: could not compile` / `aborting` summaries are
+///   dropped.
+/// - `root/` (the workspace) is removed from paths; the Rust library's
+///   sources (`…/lib/rustlib/src/rust/`) become `$RUST/`.
+/// - Lines that name a file where rustc wrote a long type name (its name
+///   holds a hash) are dropped, and trailing spaces removed.
+pub fn normalise(output: &str, root: &Path) -> String {
+    let root = format!("{}/", root.display());
+    let mut out = String::new();
+    let mut in_error = false;
+    for line in output.lines() {
+        let line = line.trim_end_matches('\r').trim_end();
+        if line.is_empty() {
+            if in_error {
+                out.push('\n');
+            }
+            in_error = false;
+            continue;
+        }
+        if line.starts_with("error[E") || line.starts_with("error: ") {
+            in_error = !(line.starts_with("error: could not compile")
+                || line.starts_with("error: aborting"));
+        } else if line.starts_with("note: ") || line.starts_with("help: ") {
+            // A sub-diagnostic: it points into the code around the case
+            // (a student's own file, the library), which is not stable.
+            in_error = false;
+        }
+        if !in_error || line.contains("long-type-") || line.contains("--verbose") {
+            continue;
+        }
+        let line = line.replace(&root, "");
+        let line = match line.find("/lib/rustlib/src/rust/") {
+            Some(at) => {
+                let start = line[..at].rfind(' ').map_or(0, |space| space + 1);
+                format!(
+                    "{}$RUST/{}",
+                    &line[..start],
+                    &line[at + "/lib/rustlib/src/rust/".len()..]
+                )
+            }
+            None => line,
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    // One blank line between diagnostics, none at the end.
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::{expect, Expect};
+
+    #[track_caller]
+    fn check(output: &str, expect: Expect) {
+        expect.assert_eq(&normalise(output, Path::new("/work/main")));
+    }
+
+    #[test]
+    fn keeps_errors_drops_the_rest() {
+        check(
+            r#"  CARGO   /work/main/labs/lab-05/counter_rust.o
+warning: unused import: `Pin`
+ --> labs/lab-05/src/lib.rs:3:5
+  |
+3 | use core::pin::Pin;
+  |     ^^^^^^^^^^^^^^
+  |
+
+error[E0277]: `*mut ()` cannot be sent between threads safely
+  --> /work/main/labs/lab-05/compile-fail/guard_send.rs:12:17
+   |
+12 |     assert_send(counter.lock());
+   |     ----------- ^^^^^^^^^^^^^^ `*mut ()` cannot be sent between threads safely
+   |
+   = help: within `MutexGuard<'_, u64>`, the trait `Send` is not implemented for `*mut ()`
+   = note: the full name for the type has been written to '/work/main/target/x86_64-unknown-none/kernel/deps/lab_05-0123abcd.long-type-42.txt'
+   = note: consider using `--verbose` to print the full type name to the console
+note: required by a bound in `assert_send`
+  --> /root/.rustup/toolchains/1.95-x86_64-unknown-linux-gnu/lib/rustlib/src/rust/library/core/src/marker.rs:10:1
+
+For more information about this error, try `rustc --explain E0277`.
+error: could not compile `lab-05` (lib) due to 1 previous error
+make[2]: *** [Makefile.build:468: counter_rust.o] Error 1
+"#,
+            expect![[r#"
+                error[E0277]: `*mut ()` cannot be sent between threads safely
+                  --> labs/lab-05/compile-fail/guard_send.rs:12:17
+                   |
+                12 |     assert_send(counter.lock());
+                   |     ----------- ^^^^^^^^^^^^^^ `*mut ()` cannot be sent between threads safely
+                   |
+                   = help: within `MutexGuard<'_, u64>`, the trait `Send` is not implemented for `*mut ()`
+            "#]],
+        );
+    }
+
+    #[test]
+    fn two_errors_and_library_paths() {
+        check(
+            r#"error[E0505]: cannot move out of `m` because it is borrowed
+ --> /work/main/labs/lab-05/compile-fail/guard_outlives.rs:5:10
+  |
+5 |     drop(m);
+  |          ^ move out of `m` occurs here
+   ::: /root/.rustup/toolchains/x/lib/rustlib/src/rust/library/core/src/mem/mod.rs:9:1
+
+error: aborting due to 1 previous error
+
+error[E0616]: field `data` of struct `Lock` is private
+ --> /work/main/labs/lab-05/compile-fail/data_without_guard.rs:3:13
+"#,
+            expect![[r#"
+                error[E0505]: cannot move out of `m` because it is borrowed
+                 --> labs/lab-05/compile-fail/guard_outlives.rs:5:10
+                  |
+                5 |     drop(m);
+                  |          ^ move out of `m` occurs here
+                   ::: $RUST/library/core/src/mem/mod.rs:9:1
+
+                error[E0616]: field `data` of struct `Lock` is private
+                 --> labs/lab-05/compile-fail/data_without_guard.rs:3:13
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_case_that_compiles_has_no_errors() {
+        check("  CARGO   x\n  LD [M]  counter.ko\n", expect![[""]]);
+        expect![[r#"
+            $ compile-fail compile-fail/guard_send.rs
+            status: built (the case compiled: the types do not forbid it)
+            --- errors
+        "#]]
+        .assert_eq(&render("compile-fail/guard_send.rs", 0, ""));
+    }
+}

@@ -1,0 +1,820 @@
+//! The debug guest kernel: `make vm-debug` and `checker lab --kernel debug`.
+//!
+//! Debian's kernel has none of the kernel's own bug detectors turned on. The
+//! debug kernel is built here from Debian's `linux-source-6.1` with the
+//! options of `vm/debug/debug.config` (KASAN, lockdep, might-sleep checks,
+//! kmemleak, failslab) merged onto `make allnoconfig`, and cached in
+//! `<cache>/debug-<source version>-<key>/` where the key is a hash of the
+//! fragment's option lines: a changed option means a new folder and a new
+//! build, an unchanged one means no build at all.
+//!
+//! Modules for it are built against its own tree (`KDIR=<dir>/src`, after
+//! `modules_prepare`): Debian's headers describe another kernel (vermagic,
+//! symbol CRCs, and struct layouts that KASAN and lockdep change). The Rust
+//! part of a module goes to its own cargo target folder, `target/kernel-debug`
+//! (`RUST_TARGET_DIR`, see `kernel-crate/kbuild/rust-module.mk`).
+//!
+//! [`find_reports`] reads the guest console for what the detectors print:
+//! KASAN reports, lockdep splats, sleeping in atomic context and the
+//! kmemleak scan that `vm/init` runs after the last step. See
+//! `book/src/debug-kernel.md`.
+
+use std::fs;
+use std::io::Write as _;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::grade::Crash;
+use crate::setup::Toolchain;
+
+/// The configuration fragment (`vm/debug/debug.config`).
+pub const FRAGMENT: &str = include_str!("../../vm/debug/debug.config");
+/// The Debian package with the kernel source.
+pub const SOURCE_PACKAGE: &str = "linux-source-6.1";
+/// The tarball that package installs.
+pub const SOURCE_TARBALL: &str = "/usr/src/linux-source-6.1.tar.xz";
+/// The marker written when a build completed; it holds the build time.
+const COMPLETE: &str = "complete";
+
+/// The option lines of a fragment: `CONFIG_X=...` and
+/// `# CONFIG_X is not set`, trimmed; comments and blank lines left out.
+pub fn fragment_options(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| {
+            l.starts_with("CONFIG_") || (l.starts_with("# CONFIG_") && l.ends_with(" is not set"))
+        })
+        .collect()
+}
+
+/// The cache key of a fragment: FNV-1a (64 bit) of its option lines, each
+/// followed by a newline, in hex.
+pub fn config_key(text: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for line in fragment_options(text) {
+        for b in line.bytes().chain(std::iter::once(b'\n')) {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
+}
+
+/// The options of `fragment` that the final `.config` does not have as
+/// asked (Kconfig drops an option whose dependencies are not met).
+pub fn config_mismatches(fragment: &str, dotconfig: &str) -> Vec<String> {
+    let have: std::collections::HashSet<&str> = dotconfig.lines().map(str::trim).collect();
+    fragment_options(fragment)
+        .into_iter()
+        .filter(|want| {
+            if let Some(name) = want
+                .strip_prefix("# ")
+                .and_then(|l| l.strip_suffix(" is not set"))
+            {
+                // Unset also when the option is not there at all.
+                !dotconfig
+                    .lines()
+                    .all(|l| !l.starts_with(&format!("{name}=")))
+            } else {
+                !have.contains(want)
+            }
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Where one debug kernel lives in the cache.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DebugKernel {
+    /// `<cache>/debug-<version>-<key>`.
+    pub dir: PathBuf,
+    /// The source version, e.g. `6.1.192-3`.
+    pub version: String,
+}
+
+impl DebugKernel {
+    /// The cache folder for source `version` and the fragment's key.
+    pub fn locate(cache: &Path, version: &str) -> DebugKernel {
+        DebugKernel {
+            dir: cache.join(format!("debug-{version}-{}", config_key(FRAGMENT))),
+            version: version.to_owned(),
+        }
+    }
+
+    /// The kernel tree (the Kbuild folder modules are built against).
+    pub fn tree(&self) -> PathBuf {
+        self.dir.join("src")
+    }
+
+    /// The ELF kernel QEMU boots (PVH entry).
+    pub fn vmlinux(&self) -> PathBuf {
+        self.tree().join("vmlinux")
+    }
+
+    /// The compressed kernel.
+    pub fn bzimage(&self) -> PathBuf {
+        self.tree().join("arch/x86/boot/bzImage")
+    }
+
+    /// The build log.
+    pub fn log(&self) -> PathBuf {
+        self.dir.join("build.log")
+    }
+
+    /// A complete build is cached.
+    pub fn is_built(&self) -> bool {
+        self.dir.join(COMPLETE).is_file() && self.vmlinux().is_file()
+    }
+
+    /// The toolchain that builds modules for this kernel and boots it: the
+    /// same as `base` but for the tree, the images and the cargo target
+    /// folder `<workspace>/target/kernel-debug`.
+    pub fn toolchain(&self, base: &Toolchain, workspace: &Path) -> Toolchain {
+        Toolchain {
+            abi: format!("debug-{}", self.version),
+            kdir: self.tree(),
+            vmlinuz: self.bzimage(),
+            // QEMU's PVH entry did not boot this vmlinux (no output at all,
+            // not investigated further): the bzImage it is.
+            boot_kernel: self.bzimage(),
+            modules_dir: self.tree(),
+            cache: base.cache.clone(),
+            debug: true,
+            rust_target_dir: Some(workspace.join("target").join("kernel-debug")),
+        }
+    }
+}
+
+/// Which guest kernel a run uses (`--kernel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum KernelChoice {
+    /// Debian's kernel, modules built against its headers.
+    #[default]
+    Debian,
+    /// The debug kernel (`make vm-debug`), built first when not cached.
+    Debug,
+}
+
+/// The toolchain for `choice`: `base` itself for Debian's kernel; for the
+/// debug kernel, its tree and images (built first when not cached).
+pub fn toolchain_for(choice: KernelChoice, base: Toolchain, workspace: &Path) -> Result<Toolchain> {
+    match choice {
+        KernelChoice::Debian => Ok(base),
+        KernelChoice::Debug => {
+            let dk = match cached(&base.cache) {
+                Some(dk) => dk,
+                None => {
+                    println!("--kernel debug: the debug kernel is not built yet; building it now");
+                    ensure(&base.cache)?
+                }
+            };
+            Ok(dk.toolchain(&base, workspace))
+        }
+    }
+}
+
+/// The installed version of [`SOURCE_PACKAGE`], if any.
+fn installed_version() -> Option<String> {
+    let out = Command::new("dpkg-query")
+        .args(["-W", "-f=${Version}", SOURCE_PACKAGE])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let v = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    (out.status.success() && !v.is_empty() && Path::new(SOURCE_TARBALL).is_file()).then_some(v)
+}
+
+/// The source version, installing [`SOURCE_PACKAGE`] when it is missing.
+pub fn source_version(say: &dyn Fn(&str)) -> Result<String> {
+    if let Some(v) = installed_version() {
+        return Ok(v);
+    }
+    say(&format!("vm-debug: installing {SOURCE_PACKAGE} (apt-get)"));
+    let status = Command::new("apt-get")
+        .args(["install", "-y", "-q", SOURCE_PACKAGE])
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .status()
+        .context("cannot run apt-get")?;
+    if !status.success() {
+        bail!("apt-get install {SOURCE_PACKAGE} failed (run as root, after apt-get update)");
+    }
+    installed_version().with_context(|| format!("{SOURCE_PACKAGE} is still not installed"))
+}
+
+/// The cached debug kernel, if it was built (no build, no install).
+pub fn cached(cache: &Path) -> Option<DebugKernel> {
+    let dk = DebugKernel::locate(cache, &installed_version()?);
+    dk.is_built().then_some(dk)
+}
+
+/// Makes sure the debug kernel for the current fragment is built, building
+/// it when it is not (about a quarter of an hour on 2 cores; progress on
+/// stdout). Idempotent: a cached build costs a few checks.
+pub fn ensure(cache: &Path) -> Result<DebugKernel> {
+    let say = |s: &str| println!("{s}");
+    let version = source_version(&say)?;
+    let dk = DebugKernel::locate(cache, &version);
+    if dk.is_built() {
+        let took = fs::read_to_string(dk.dir.join(COMPLETE)).unwrap_or_default();
+        say(&format!(
+            "vm-debug: cached in {} ({})",
+            dk.dir.display(),
+            took.trim()
+        ));
+        return Ok(dk);
+    }
+    build(&dk)?;
+    Ok(dk)
+}
+
+/// Runs one command of the build, output appended to the log.
+fn run_logged(cmd: &mut Command, log: &Path, what: &str) -> Result<()> {
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .with_context(|| format!("cannot open {}", log.display()))?;
+    let status = cmd
+        .stdin(Stdio::null())
+        .stdout(file.try_clone()?)
+        .stderr(file)
+        .status()
+        .with_context(|| format!("cannot run {what}"))?;
+    if !status.success() {
+        let text = fs::read_to_string(log).unwrap_or_default();
+        bail!(
+            "{what} failed; last lines of {}:\n{}",
+            log.display(),
+            crate::setup::tail(&text, 30)
+        );
+    }
+    Ok(())
+}
+
+fn build(dk: &DebugKernel) -> Result<()> {
+    let started = Instant::now();
+    fs::create_dir_all(&dk.dir).with_context(|| format!("cannot create {}", dk.dir.display()))?;
+    let log = dk.log();
+    fs::write(&log, "")?;
+    let tree = dk.tree();
+    let tmp = dk.dir.join("src.tmp");
+    println!(
+        "vm-debug: building the debug kernel in {}",
+        dk.dir.display()
+    );
+    println!("vm-debug: log in {}", log.display());
+    println!("vm-debug: unpacking {SOURCE_TARBALL} ...");
+    let _ = fs::remove_dir_all(&tmp);
+    let _ = fs::remove_dir_all(&tree);
+    fs::create_dir_all(&tmp)?;
+    run_logged(
+        Command::new("tar")
+            .arg("-xf")
+            .arg(SOURCE_TARBALL)
+            .arg("-C")
+            .arg(&tmp)
+            .arg("--strip-components=1"),
+        &log,
+        "tar",
+    )?;
+    fs::rename(&tmp, &tree)?;
+    let fragment = dk.dir.join("debug.config");
+    fs::write(&fragment, FRAGMENT)?;
+    println!("vm-debug: configuring (allnoconfig + vm/debug/debug.config) ...");
+    run_logged(
+        Command::new("make")
+            .arg("-C")
+            .arg(&tree)
+            .arg("ARCH=x86_64")
+            .arg(format!("KCONFIG_ALLCONFIG={}", fragment.display()))
+            .arg("allnoconfig"),
+        &log,
+        "make allnoconfig",
+    )?;
+    let dotconfig =
+        fs::read_to_string(tree.join(".config")).context("no .config after allnoconfig")?;
+    let missing = config_mismatches(FRAGMENT, &dotconfig);
+    if !missing.is_empty() {
+        bail!(
+            "Kconfig did not take these options of vm/debug/debug.config (their dependencies are \
+             not met): {}",
+            missing.join(", ")
+        );
+    }
+    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
+    println!(
+        "vm-debug: make -j{jobs} vmlinux bzImage modules_prepare (about 15 min on 2 cores) ..."
+    );
+    let file = fs::OpenOptions::new().append(true).open(&log)?;
+    let mut child = Command::new("nice")
+        .arg("make")
+        .arg("-C")
+        .arg(&tree)
+        .arg("ARCH=x86_64")
+        .arg(format!("-j{jobs}"))
+        .args(["vmlinux", "bzImage", "modules_prepare"])
+        .stdin(Stdio::null())
+        .stdout(file.try_clone()?)
+        .stderr(file)
+        .process_group(0)
+        .spawn()
+        .context("cannot run make")?;
+    let mut last = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if crate::vm::interrupted() {
+            let _ = Command::new("kill")
+                .arg("--")
+                .arg(format!("-{}", child.id()))
+                .status();
+            let _ = child.wait();
+            return Err(crate::vm::Interrupted.into());
+        }
+        if last.elapsed() >= Duration::from_secs(30) {
+            last = Instant::now();
+            let text = fs::read_to_string(&log).unwrap_or_default();
+            let compiled = text.lines().filter(|l| l.starts_with("  CC")).count();
+            println!(
+                "vm-debug: {compiled} files compiled, {} elapsed",
+                minutes(started.elapsed())
+            );
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    if !status.success() {
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        bail!(
+            "the debug kernel build failed; last lines of {}:\n{}",
+            log.display(),
+            crate::setup::tail(&text, 30)
+        );
+    }
+    let took = format!("built in {}", minutes(started.elapsed()));
+    let mut f = fs::File::create(dk.dir.join(COMPLETE))?;
+    writeln!(f, "{took}")?;
+    println!("vm-debug: {took}: {}", dk.vmlinux().display());
+    Ok(())
+}
+
+fn minutes(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{}:{:02}", s / 60, s % 60)
+}
+
+/// Which detector printed a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    /// KASAN: out-of-bounds access, use after free, double free.
+    Kasan,
+    /// lockdep: lock order inversion, recursive locking, inconsistent state.
+    Lockdep,
+    /// `might_sleep()`: sleeping in atomic context, scheduling while atomic.
+    AtomicSleep,
+    /// kmemleak: memory nobody points to any more.
+    Kmemleak,
+}
+
+impl std::fmt::Display for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Tool::Kasan => "KASAN",
+            Tool::Lockdep => "lockdep",
+            Tool::AtomicSleep => "sleep in atomic context",
+            Tool::Kmemleak => "kmemleak",
+        })
+    }
+}
+
+/// One report of a debug tool, cut out of the console.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The detector.
+    pub tool: Tool,
+    /// Its headline (`BUG: KASAN: use-after-free in ...`), without the
+    /// timestamp.
+    pub title: String,
+    /// 0-based step index and name it happened in (from the runner's
+    /// `checker: step N NAME` lines), if after a step started.
+    pub step: Option<(usize, String)>,
+    /// The report's lines, timestamps removed.
+    pub excerpt: String,
+}
+
+impl Report {
+    /// The report as a [`Crash`], for the lab report.
+    pub fn to_crash(&self) -> Crash {
+        Crash {
+            line: format!("{}: {}", self.tool, self.title),
+            step: self.step.clone(),
+            excerpt: self.excerpt.clone(),
+        }
+    }
+}
+
+/// Most lines kept of one report.
+const MAX_REPORT_LINES: usize = 120;
+
+/// Removes a `[   12.345678] ` printk timestamp.
+fn untimed(line: &str) -> &str {
+    let l = line.trim_end_matches('\r');
+    if let Some(rest) = l.strip_prefix('[') {
+        if let Some((stamp, after)) = rest.split_once("] ") {
+            if stamp.trim().chars().all(|c| c.is_ascii_digit() || c == '.') {
+                return after;
+            }
+        }
+    }
+    l
+}
+
+fn headline(line: &str) -> Option<Tool> {
+    const LOCKDEP: &[&str] = &[
+        "WARNING: possible circular locking dependency detected",
+        "WARNING: possible recursive locking detected",
+        "WARNING: inconsistent lock state",
+        "WARNING: bad unlock balance detected",
+        "WARNING: held lock freed",
+        "WARNING: lock held when returning to user space",
+        "WARNING: possible irq lock inversion dependency detected",
+        "WARNING: suspicious RCU usage",
+        "BUG: held lock freed",
+    ];
+    if line.starts_with("BUG: KASAN: ") {
+        Some(Tool::Kasan)
+    } else if LOCKDEP.iter().any(|h| line.starts_with(h)) {
+        Some(Tool::Lockdep)
+    } else if line.starts_with("BUG: sleeping function called from invalid context")
+        || line.starts_with("BUG: scheduling while atomic")
+        || line.starts_with("BUG: workqueue leaked lock or atomic")
+    {
+        Some(Tool::AtomicSleep)
+    } else if line.starts_with("unreferenced object 0x") {
+        Some(Tool::Kmemleak)
+    } else {
+        None
+    }
+}
+
+/// Whether a kmemleak backtrace line points into a module: either named
+/// (`func+0x1/0x2 [growvec]`) or, after the module was unloaded, a bare
+/// address in the x86-64 module area (`0xffffffffa0000000` up to
+/// `0xffffffffff000000`). The `[<...>]` part is the raw address, hashed
+/// (`(____ptrval____)`) by default.
+fn module_frame(line: &str) -> bool {
+    let Some((_, what)) = line
+        .trim()
+        .strip_prefix("[<")
+        .and_then(|r| r.split_once(">] "))
+    else {
+        return false;
+    };
+    let what = what.trim();
+    if let Some(hex) = what.strip_prefix("0x") {
+        return u64::from_str_radix(hex, 16)
+            .is_ok_and(|a| (0xffff_ffff_a000_0000..0xffff_ffff_ff00_0000).contains(&a));
+    }
+    what.ends_with(']') && what.contains(" [")
+}
+
+/// The console without the allocator's own warnings about allocations that
+/// fault injection made fail: `warn_alloc()` prints `vmalloc error: ...`
+/// or `page allocation failure: ...` and a stack dump, which the generic
+/// crash check would take for a bug. Only a warning that follows a
+/// `FAULT_INJECTION: forcing a failure.` line (within 5 lines) is removed,
+/// up to the end of its stack dump (`</TASK>`).
+pub fn without_injected_failure_warnings(console: &str) -> String {
+    let lines: Vec<&str> = console.lines().collect();
+    let mut out = String::with_capacity(console.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let l = untimed(lines[i]);
+        let warn =
+            l.contains(": vmalloc error: size ") || l.contains(": page allocation failure: order:");
+        let injected = lines[i.saturating_sub(5)..i]
+            .iter()
+            .any(|p| untimed(p).starts_with("FAULT_INJECTION: forcing a failure"));
+        if warn && injected {
+            let end = lines[i..]
+                .iter()
+                .position(|p| untimed(p).trim() == "</TASK>")
+                .map_or(i, |k| i + k);
+            i = end + 1;
+            continue;
+        }
+        out.push_str(lines[i]);
+        out.push('\n');
+        i += 1;
+    }
+    out
+}
+
+/// Finds every debug-tool report in a console log, in order. kmemleak
+/// blocks count only when their backtrace goes through a module: the kernel
+/// itself keeps a few blocks that kmemleak cannot see the references to.
+pub fn find_reports(console: &str) -> Vec<Report> {
+    let lines: Vec<&str> = console.lines().collect();
+    let mut reports = Vec::new();
+    let mut step: Option<(usize, String)> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = untimed(lines[i]);
+        if let Some(rest) = line.split_once("checker: step ").map(|(_, r)| r) {
+            if let Some((n, name)) = rest.split_once(' ') {
+                if let Some(n) = n.parse::<usize>().ok().and_then(|n| n.checked_sub(1)) {
+                    step = Some((n, name.trim().to_owned()));
+                }
+            }
+        }
+        let Some(tool) = headline(line) else {
+            i += 1;
+            continue;
+        };
+        // The report runs to the next blank or `====` line (KASAN,
+        // lockdep), the end of the stack dump (`</TASK>`), or the next
+        // kmemleak block.
+        let mut body = vec![line.to_owned()];
+        let mut j = i + 1;
+        while j < lines.len() && body.len() < MAX_REPORT_LINES {
+            let l = untimed(lines[j]);
+            let end = match tool {
+                Tool::Kmemleak => {
+                    l.starts_with("unreferenced object") || !l.starts_with(' ') || l.is_empty()
+                }
+                Tool::Kasan => l.starts_with("=========="),
+                Tool::Lockdep | Tool::AtomicSleep => false,
+            };
+            if end {
+                break;
+            }
+            body.push(l.to_owned());
+            j += 1;
+            if matches!(tool, Tool::Lockdep | Tool::AtomicSleep) && l.trim() == "</TASK>" {
+                break;
+            }
+        }
+        let keep = tool != Tool::Kmemleak || body.iter().any(|l| module_frame(l));
+        if keep {
+            reports.push(Report {
+                tool,
+                title: line.to_owned(),
+                step: step.clone(),
+                excerpt: body.join("\n"),
+            });
+        }
+        i = j.max(i + 1);
+    }
+    reports
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::expect;
+
+    #[test]
+    fn key_ignores_comments() {
+        let a = "# a comment\nCONFIG_A=y\n\n# CONFIG_B is not set\n";
+        let b = "CONFIG_A=y\n# another comment\n# CONFIG_B is not set\n";
+        assert_eq!(config_key(a), config_key(b));
+        assert_ne!(config_key(a), config_key("CONFIG_A=y\n"));
+        expect!["cbf29ce484222325"].assert_eq(&config_key(""));
+        assert_eq!(
+            fragment_options(a),
+            vec!["CONFIG_A=y", "# CONFIG_B is not set"]
+        );
+    }
+
+    #[test]
+    fn mismatches() {
+        let fragment = "CONFIG_A=y\nCONFIG_B=y\n# CONFIG_C is not set\n# CONFIG_D is not set\n";
+        let dotconfig = "CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=y\n";
+        expect![[r##"["CONFIG_B=y", "# CONFIG_C is not set"]"##]]
+            .assert_eq(&format!("{:?}", config_mismatches(fragment, dotconfig)));
+    }
+
+    #[test]
+    fn the_fragment_asks_for_the_tools() {
+        let opts = fragment_options(FRAGMENT);
+        for want in [
+            "CONFIG_KASAN=y",
+            "CONFIG_PROVE_LOCKING=y",
+            "CONFIG_DEBUG_ATOMIC_SLEEP=y",
+            "CONFIG_DEBUG_KMEMLEAK=y",
+            "CONFIG_FAILSLAB=y",
+            "# CONFIG_MODVERSIONS is not set",
+        ] {
+            assert!(opts.contains(&want), "{want}");
+        }
+    }
+
+    #[test]
+    fn lab_toml_keys() {
+        use crate::lab::{parse, parse_nth};
+        assert_eq!(parse_nth("1-3, 7,10-10"), Ok(vec![1, 2, 3, 7, 10]));
+        assert!(parse_nth("0").is_err() && parse_nth("3-1").is_err() && parse_nth("x").is_err());
+        assert!(parse_nth("1-20000").is_err());
+        let head = "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='load'\nrun='insmod /lab/m.ko'\n";
+        let check = |steps: &str, expect: expect_test::Expect| {
+            let actual = match parse(&format!("{head}{steps}")) {
+                Ok(c) => {
+                    let lab = crate::lab::Lab {
+                        name: "t".into(),
+                        dir: "/nonexistent".into(),
+                        config: c,
+                    };
+                    let names = |l: &crate::lab::Lab| {
+                        l.config
+                            .steps
+                            .iter()
+                            .map(|s| s.name.clone())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    };
+                    format!(
+                        "debian: {}; debug: {}; last guest command: {}",
+                        names(&lab.for_kernel(false)),
+                        names(&lab.for_kernel(true)),
+                        lab.guest_steps()
+                            .last()
+                            .map(|s| s.run.clone())
+                            .unwrap_or_default()
+                    )
+                }
+                Err(e) => format!("error: {e:#}")
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+                    .to_owned(),
+            };
+            expect.assert_eq(&actual);
+        };
+        check(
+            "[[step]]\nname='f'\nrun='insmod /lab/m.ko'\nfailslab={nth='1-3',cleanup='rmmod m'}\n[[step]]\nname='k'\nrun='true'\nkernel='debug'\n",
+            expect!["debian: load; debug: load f k; last guest command: true"],
+        );
+        check(
+            "[[step]]\nname='k'\nrun='true'\nkernel='debug'\n[[step]]\nname='after'\nrun='true'\n",
+            expect!["error: step 3 (after): steps for the debug kernel (`kernel`, `failslab`) must come after every other step"],
+        );
+        check(
+            "[[step]]\nname='k'\nrun='true'\nkernel='debian'\n",
+            expect![[r#"step "k": `kernel = "debian"`: the only choice is "debug""#]],
+        );
+        check(
+            "[[step]]\nname='f'\nrun='true'\nfailslab={nth='0'}\n",
+            expect![[r#"step "f": failslab `nth`: "0" is not a number from 1"#]],
+        );
+        check(
+            "[[step]]\nname='f'\nrun='true'\nfailslab={nth='1',times=3}\n",
+            expect!["unknown field `times`, expected `nth` or `cleanup`"],
+        );
+    }
+
+    #[test]
+    fn failslab_command() {
+        let c = crate::lab::parse(
+            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='f'\nrun='insmod /lab/m.ko'\nfailslab={nth='1-3,9',cleanup='rmmod m'}\n",
+        )
+        .unwrap();
+        let run = c.steps[0].guest().unwrap().run;
+        expect![[r#"
+            F=/sys/kernel/debug/failslab;
+            [ -d $F ] || { echo 'failslab: this kernel has none (checker lab --kernel debug)';
+            exit 1;
+            };
+            echo N >$F/ignore-gfp-wait;
+            echo 1 >$F/verbose;
+            : >/tmp/fs.out;
+            runs=0;
+            sh -c 'eval exec "$0"' 'insmod /lab/m.ko' >/dev/null 2>&1 </dev/null;
+            { rmmod m;
+            } >/dev/null 2>&1 </dev/null;
+            dmesg -c | sed 's/^\[[^]]*\] //' | sort -u >/tmp/fs.base;
+            : >/tmp/fs.log;
+            for n in 1 2 3 9;
+            do runs=$((runs+1));
+            sh -c 'echo "$0" >/proc/self/fail-nth && eval exec "$1"' $n 'insmod /lab/m.ko' >>/tmp/fs.out 2>&1 </dev/null;
+            { rmmod m;
+            } >/dev/null 2>&1 </dev/null;
+            dmesg -c >>/tmp/fs.log;
+            done;
+            echo Y >$F/ignore-gfp-wait;
+            echo "failslab: $runs runs, allocation n failing in run n";
+            echo '--- distinct output';
+            sort -u /tmp/fs.out;
+            echo '--- distinct kernel log lines, without those of a run without failures';
+            sed 's/^\[[^]]*\] //' /tmp/fs.log | grep -E '.' | sort -u | grep -v -x -F -f /tmp/fs.base"#]].assert_eq(&run.replace("; ", ";\n"));
+        assert_eq!(c.steps[0].command(), "insmod /lab/m.ko");
+    }
+
+    /// A real console: `vm/debug/demo` on the debug kernel, one bug per step.
+    #[test]
+    fn real_reports() {
+        let console = include_str!("../../vm/debug/reports/demo-console.txt");
+        let reports = find_reports(console);
+        let summary: String = reports
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} | {} | step {:?} | {} lines\n",
+                    r.tool,
+                    r.title,
+                    r.step,
+                    r.excerpt.lines().count()
+                )
+            })
+            .collect();
+        expect![[r#"
+            lockdep | WARNING: possible circular locking dependency detected | step Some((0, "lock-order")) | 109 lines
+            sleep in atomic context | BUG: sleeping function called from invalid context at include/linux/sched/mm.h:274 | step Some((1, "sleep")) | 44 lines
+            KASAN | BUG: KASAN: use-after-free in use_after_free+0xb6/0xca [debugdemo] | step Some((2, "uaf")) | 88 lines
+            kmemleak | unreferenced object 0xffff888003d6aa00 (size 64): | step Some((3, "leak")) | 14 lines
+        "#]].assert_eq(&summary);
+        // Each report file of the book is found on its own, as one report.
+        for (file, tool) in [
+            (
+                include_str!("../../vm/debug/reports/kasan.txt"),
+                Tool::Kasan,
+            ),
+            (
+                include_str!("../../vm/debug/reports/lockdep.txt"),
+                Tool::Lockdep,
+            ),
+            (
+                include_str!("../../vm/debug/reports/sleep.txt"),
+                Tool::AtomicSleep,
+            ),
+            (
+                include_str!("../../vm/debug/reports/kmemleak.txt"),
+                Tool::Kmemleak,
+            ),
+        ] {
+            let found = find_reports(file);
+            assert_eq!(found.len(), 1, "{tool}");
+            assert_eq!(found[0].tool, tool);
+        }
+        expect![[r#"
+            unreferenced object 0xffff888003d6aa00 (size 64):
+              comm "insmod", pid 68, jiffies 4294896520
+              hex dump (first 32 bytes):
+                58 d1 c6 03 80 88 ff ff 00 00 00 00 05 00 36 05  X.............6.
+                00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00  ................
+              backtrace:
+                [<(____ptrval____)>] kmalloc_trace+0x21/0xc0
+                [<(____ptrval____)>] 0xffffffffa0008080
+                [<(____ptrval____)>] do_one_initcall+0xc0/0x320
+                [<(____ptrval____)>] do_init_module+0x185/0x580
+                [<(____ptrval____)>] load_module+0x5a8c/0x7be0
+                [<(____ptrval____)>] __do_sys_finit_module+0xf3/0x150
+                [<(____ptrval____)>] do_syscall_64+0x3c/0x90
+                [<(____ptrval____)>] entry_SYSCALL_64_after_hwframe+0x4b/0xb5"#]]
+        .assert_eq(&reports[3].to_crash().excerpt);
+    }
+
+    #[test]
+    fn kernel_blocks_are_not_leaks() {
+        let console = "unreferenced object 0xffff888003d6aa00 (size 64):\n  comm \"swapper/0\", pid 1, jiffies 4294896520\n  backtrace:\n    [<(____ptrval____)>] kmalloc_trace+0x21/0xc0\n    [<(____ptrval____)>] acpi_os_map_iomem+0x1/0x2\n";
+        assert!(find_reports(console).is_empty());
+    }
+
+    #[test]
+    fn injected_failure_warnings() {
+        let console = "[ 1.0] FAULT_INJECTION: forcing a failure.\n[ 1.0] name failslab, interval 1\n[ 1.1] insmod: vmalloc error: size 16384, vm_struct allocation failed\n[ 1.1] Call Trace:\n[ 1.1]  <TASK>\n[ 1.1]  dump_stack_lvl+0x4c/0x5f\n[ 1.1]  </TASK>\n[ 1.2] Mem-Info:\n[ 2.0] insmod: vmalloc error: size 1, vm_struct allocation failed\n[ 2.0] Call Trace:\n";
+        expect![[r#"
+            [ 1.0] FAULT_INJECTION: forcing a failure.
+            [ 1.0] name failslab, interval 1
+            [ 1.2] Mem-Info:
+            [ 2.0] insmod: vmalloc error: size 1, vm_struct allocation failed
+            [ 2.0] Call Trace:
+        "#]]
+        .assert_eq(&without_injected_failure_warnings(console));
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(untimed("[   12.345678] BUG: KASAN: x"), "BUG: KASAN: x");
+        assert_eq!(untimed("[x] y"), "[x] y");
+        assert_eq!(untimed("plain"), "plain");
+    }
+
+    #[test]
+    fn module_frames() {
+        assert!(module_frame("    [<(____ptrval____)>] 0xffffffffa0008080"));
+        assert!(module_frame(
+            "    [<ffffffff81234567>] leak_init+0x12/0x30 [leaky]"
+        ));
+        assert!(!module_frame(
+            "    [<(____ptrval____)>] kmalloc_trace+0x21/0xc0"
+        ));
+        assert!(!module_frame("    [<(____ptrval____)>] 0xffffffff81000000"));
+        assert!(!module_frame(
+            "  comm \"insmod\", pid 70, jiffies 4294669960"
+        ));
+    }
+}

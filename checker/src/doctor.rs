@@ -1,0 +1,364 @@
+//! `checker doctor`: checks the set-up without changing anything, and
+//! says for each problem what is wrong and how to fix it.
+//!
+//! Checks: the host tools (QEMU, static busybox, make, gcc, clang); the
+//! kernel ABI and its headers; the guest kernel in the cache and whether
+//! it is the same release as the headers (else modules will not load);
+//! the Rust toolchain (`rust-src`, the `x86_64-unknown-none` target);
+//! KVM (present, openable, and what the cached probe found); stale caches
+//! (guest kernels of older ABIs, an unpacked `vmlinux` older than its
+//! `vmlinuz`, old `checker-vm-*` temporary folders).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime};
+
+use anyhow::Result;
+
+use crate::setup;
+
+/// How one check went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Fine.
+    Ok,
+    /// Works, but could be better.
+    Warn,
+    /// Labs will not run.
+    Fail,
+}
+
+/// One check's result: what was checked, what was found, and the fix.
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// How it went.
+    pub status: Status,
+    /// What was checked.
+    pub what: String,
+    /// What was found.
+    pub found: String,
+    /// How to fix it (empty when fine).
+    pub fix: String,
+}
+
+fn check(status: Status, what: &str, found: impl Into<String>, fix: &str) -> Check {
+    Check {
+        status,
+        what: what.to_owned(),
+        found: found.into(),
+        fix: fix.to_owned(),
+    }
+}
+
+fn output(cmd: &mut Command) -> Option<String> {
+    let out = cmd
+        .stderr(Stdio::null())
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").to_owned()
+}
+
+/// The `UTS_RELEASE` of a Kbuild tree (`include/generated/utsrelease.h`;
+/// Debian's `include/config/kernel.release` holds the upstream version).
+fn headers_release(kdir: &Path) -> Option<String> {
+    let text = fs::read_to_string(kdir.join("include/generated/utsrelease.h")).ok()?;
+    let (_, rest) = text.split_once("UTS_RELEASE \"")?;
+    Some(rest.split('"').next()?.to_owned())
+}
+
+/// Runs every check.
+pub fn checks() -> Vec<Check> {
+    use Status::*;
+    let mut v = Vec::new();
+
+    // Host tools.
+    for (tool, args, pkg) in [
+        ("qemu-system-x86_64", "--version", "qemu-system-x86"),
+        ("make", "--version", "make"),
+        ("gcc", "--version", "gcc"),
+        ("clang", "--version", "clang"),
+        ("cpio", "--version", "cpio"),
+    ] {
+        match output(Command::new(tool).arg(args)) {
+            Some(out) => v.push(check(Ok, tool, first_line(&out), "")),
+            None => v.push(check(
+                Fail,
+                tool,
+                "not found",
+                &format!("`make setup` (or apt-get install {pkg})"),
+            )),
+        }
+    }
+    match fs::read(crate::vm::BUSYBOX) {
+        Err(_) => v.push(check(
+            Fail,
+            "busybox",
+            "missing",
+            "`make setup` (busybox-static)",
+        )),
+        Result::Ok(data) if crate::vm::has_interpreter(&data) => v.push(check(
+            Fail,
+            "busybox",
+            "dynamically linked: the guest has no libc",
+            "apt-get install busybox-static",
+        )),
+        Result::Ok(_) => v.push(check(Ok, "busybox", "static", "")),
+    }
+
+    // Kernel ABI, headers, guest kernel.
+    let depends = output(Command::new("dpkg-query").args([
+        "-W",
+        "-f=${Depends}",
+        setup::HEADERS_METAPACKAGE,
+    ]));
+    let abi = depends.as_deref().and_then(setup::abi_from_depends);
+    let cache = setup::cache_root();
+    match &abi {
+        None => v.push(check(
+            Fail,
+            "kernel ABI",
+            format!("{} is not installed", setup::HEADERS_METAPACKAGE),
+            "`make setup`",
+        )),
+        Some(abi) => {
+            let kdir = PathBuf::from(format!("/usr/src/linux-headers-{abi}"));
+            let release = headers_release(&kdir);
+            match &release {
+                Some(r) => v.push(check(
+                    Ok,
+                    "kernel headers",
+                    format!("{} ({r})", kdir.display()),
+                    "",
+                )),
+                None => v.push(check(
+                    Fail,
+                    "kernel headers",
+                    format!("{} is missing or incomplete", kdir.display()),
+                    &format!("`make setup` (apt-get install linux-headers-{abi})"),
+                )),
+            }
+            let abi_dir = cache.join(abi);
+            let vmlinuz = abi_dir.join("boot").join(format!("vmlinuz-{abi}"));
+            let modules = abi_dir.join("lib/modules");
+            let guest_release = fs::read_dir(&modules)
+                .ok()
+                .and_then(|d| d.flatten().next())
+                .map(|e| e.file_name().to_string_lossy().into_owned());
+            if !vmlinuz.is_file() {
+                v.push(check(
+                    Fail,
+                    "guest kernel",
+                    format!("{} is missing", vmlinuz.display()),
+                    "`make setup` downloads it",
+                ));
+            } else if guest_release.is_some() && release.is_some() && guest_release != release {
+                v.push(check(
+                    Fail,
+                    "guest kernel",
+                    format!(
+                        "{} but the headers are {}: modules will not load",
+                        guest_release.unwrap_or_default(),
+                        release.clone().unwrap_or_default()
+                    ),
+                    &format!("rm -rf {} && make setup", abi_dir.display()),
+                ));
+            } else {
+                v.push(check(Ok, "guest kernel", vmlinuz.display().to_string(), ""));
+            }
+            let vmlinux = abi_dir.join("vmlinux");
+            let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+            match (mtime(&vmlinux), mtime(&vmlinuz)) {
+                (None, Some(_)) => v.push(check(
+                    Warn,
+                    "unpacked vmlinux",
+                    "missing: boots take about 4 s longer",
+                    "`make setup` unpacks it",
+                )),
+                (Some(a), Some(b)) if a < b => v.push(check(
+                    Warn,
+                    "unpacked vmlinux",
+                    "older than vmlinuz (stale)",
+                    &format!("rm {} && make setup", vmlinux.display()),
+                )),
+                _ => {}
+            }
+            // Guest kernels of other ABIs: left over from an older kernel.
+            for e in fs::read_dir(&cache).into_iter().flatten().flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if e.path().is_dir() && name.ends_with("-amd64") && &name != abi {
+                    v.push(check(
+                        Warn,
+                        "stale cache",
+                        format!("{} is for an older kernel ABI", e.path().display()),
+                        &format!("rm -rf {}", e.path().display()),
+                    ));
+                }
+            }
+        }
+    }
+
+    // Rust.
+    let root = crate::workspace::root().ok();
+    let mut rustc = Command::new("rustc");
+    rustc.args(["--print", "sysroot"]);
+    if let Some(r) = &root {
+        rustc.current_dir(r);
+    }
+    match output(&mut rustc) {
+        None => v.push(check(
+            Fail,
+            "rust",
+            "rustc not found",
+            "install rustup (https://rustup.rs), then `make setup`",
+        )),
+        Some(sys) => {
+            let sys = PathBuf::from(sys);
+            let version = output(
+                Command::new("rustc")
+                    .arg("--version")
+                    .current_dir(root.clone().unwrap_or_else(|| PathBuf::from("."))),
+            )
+            .unwrap_or_default();
+            v.push(check(Ok, "rustc", version, ""));
+            if sys.join("lib/rustlib/src/rust/library/core").is_dir() {
+                v.push(check(Ok, "rust-src", "present", ""));
+            } else {
+                v.push(check(
+                    Fail,
+                    "rust-src",
+                    "missing: core cannot be built for the kernel",
+                    "rustup component add rust-src (in the project folder)",
+                ));
+            }
+            if sys.join("lib/rustlib/x86_64-unknown-none").is_dir() {
+                v.push(check(Ok, "target x86_64-unknown-none", "present", ""));
+            } else {
+                v.push(check(
+                    Fail,
+                    "target x86_64-unknown-none",
+                    "missing",
+                    "rustup target add x86_64-unknown-none (in the project folder)",
+                ));
+            }
+        }
+    }
+
+    // KVM.
+    if !Path::new("/dev/kvm").exists() {
+        v.push(check(
+            Warn,
+            "kvm",
+            "no /dev/kvm: guests run under TCG (slower, still correct)",
+            "enable virtualisation (or nested virtualisation) for this machine",
+        ));
+    } else if let Err(e) = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+    {
+        v.push(check(
+            Warn,
+            "kvm",
+            format!("/dev/kvm cannot be opened ({e}): guests run under TCG"),
+            "add yourself to the kvm group (adduser $USER kvm), log in again",
+        ));
+    } else {
+        let probe = fs::read_to_string(cache.join("accel-probe")).unwrap_or_default();
+        let boot_id = fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+        match probe.trim().split_once(' ') {
+            Some((id, "tcg")) if id == boot_id.trim() => v.push(check(
+                Warn,
+                "kvm",
+                "present but unusable: a KVM guest did not boot (cached probe); guests run under TCG",
+                "nothing to do on machines whose KVM hangs; elsewhere check `dmesg` for kvm errors",
+            )),
+            Some((id, "kvm")) if id == boot_id.trim() => {
+                v.push(check(Ok, "kvm", "usable (cached probe)", ""))
+            }
+            _ => v.push(check(
+                Ok,
+                "kvm",
+                "/dev/kvm opens; the first lab run probes whether guests boot with it",
+                "",
+            )),
+        }
+    }
+
+    // Leftover temporary folders of killed runs.
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    let stale: Vec<PathBuf> = fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("checker-vm-"))
+        .filter(|e| {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t < old)
+        })
+        .map(|e| e.path())
+        .collect();
+    if !stale.is_empty() {
+        v.push(check(
+            Warn,
+            "temporary folders",
+            format!(
+                "{} checker-vm-* folders older than an hour (from killed runs)",
+                stale.len()
+            ),
+            &format!("rm -rf {}/checker-vm-*", std::env::temp_dir().display()),
+        ));
+    }
+    v
+}
+
+/// Prints the checks; true when none failed.
+pub fn print(checks: &[Check]) -> bool {
+    let width = checks.iter().map(|c| c.what.len()).max().unwrap_or(0);
+    for c in checks {
+        let word = match c.status {
+            Status::Ok => "ok",
+            Status::Warn => "WARN",
+            Status::Fail => "FAIL",
+        };
+        println!("{word:<4} {:<width$}  {}", c.what, c.found);
+        if !c.fix.is_empty() {
+            println!("     {:<width$}  fix: {}", "", c.fix);
+        }
+    }
+    let fails = checks.iter().filter(|c| c.status == Status::Fail).count();
+    let warns = checks.iter().filter(|c| c.status == Status::Warn).count();
+    println!("doctor: {fails} problem(s), {warns} warning(s)");
+    fails == 0
+}
+
+/// `checker doctor`.
+pub fn run() -> Result<bool> {
+    Ok(print(&checks()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_from_utsrelease_h() {
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir_all(d.path().join("include/generated")).unwrap();
+        fs::write(
+            d.path().join("include/generated/utsrelease.h"),
+            "#define UTS_RELEASE \"6.1.0-57-amd64\"\n",
+        )
+        .unwrap();
+        assert_eq!(headers_release(d.path()).as_deref(), Some("6.1.0-57-amd64"));
+        assert_eq!(headers_release(&d.path().join("nothing")), None);
+    }
+}

@@ -1,0 +1,221 @@
+//! `checker fixtures`: the checker's own broken modules.
+//!
+//! Each folder `checker/fixtures/<name>/` is a small lab (a `lab.toml`, a
+//! module, `expected/` snapshots) whose module misbehaves on purpose: it
+//! oopses, panics, hangs, floods the log, refuses to unload, forges the
+//! checker's output or powers the guest off. `verdict.txt` holds the
+//! verdict it must get, `kind [at step NN (name)]; E/P points` (see
+//! [`crate::report::Verdict::short`]); `checker fixtures --update` rewrites
+//! it from the run (read the diff). The list, with what each module does,
+//! is in `checker/fixtures/README.md`.
+//!
+//! The runs use a temporary folder of their own (`TMPDIR`); after the last
+//! run it must be empty and no process may still use it, which shows that
+//! every QEMU was stopped and every temporary folder removed. The fixture
+//! `healthy` runs last, after all the broken ones, and must pass.
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::jobs::{self, Job};
+use crate::report::LabResult;
+use crate::{setup, vm, workspace};
+
+/// The fixture that runs last and must pass.
+pub const HEALTHY: &str = "healthy";
+
+/// `checker fixtures`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FixturesArgs {
+    /// Fixtures to run (default: all).
+    pub names: Vec<String>,
+    /// Runs at once (default: the number of CPUs).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Write each fixture's verdict.txt from this run.
+    #[arg(long)]
+    pub update: bool,
+}
+
+/// Fixture folders under `<root>/checker/fixtures`, sorted, `healthy` last.
+pub fn all_fixtures(root: &Path) -> Result<Vec<PathBuf>> {
+    let dir = root.join("checker/fixtures");
+    let mut v: Vec<PathBuf> = fs::read_dir(&dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("lab.toml").is_file())
+        .collect();
+    v.sort_by_key(|p| (p.ends_with(HEALTHY), p.clone()));
+    Ok(v)
+}
+
+/// The verdict line compared with `verdict.txt`.
+pub fn verdict_line(r: &LabResult) -> String {
+    format!("{}; {}/{} points", r.verdict.short(), r.earned, r.points)
+}
+
+fn processes_using(path: &Path) -> Vec<String> {
+    let needle = path.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for e in fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(cmdline) = fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(&needle) {
+            found.push(format!(
+                "{}: {}",
+                e.file_name().to_string_lossy(),
+                cmdline.trim()
+            ));
+        }
+    }
+    found
+}
+
+/// `checker fixtures`.
+pub fn run_cmd(args: &FixturesArgs) -> Result<bool> {
+    vm::install_interrupt_handler()?;
+    let root = workspace::root()?;
+    setup::ensure(&setup::Options {
+        book: false,
+        verbose: false,
+    })?;
+    let mut dirs = all_fixtures(&root)?;
+    if !args.names.is_empty() {
+        for n in &args.names {
+            if !dirs.iter().any(|d| d.ends_with(n)) {
+                bail!("no fixture {n:?} in checker/fixtures");
+            }
+        }
+        dirs.retain(|d| args.names.iter().any(|n| d.ends_with(n)));
+    }
+    let out = root.join("target/checker/fixtures");
+    let tmp = out.join("tmp");
+    if tmp.exists() {
+        fs::remove_dir_all(&tmp)?;
+    }
+    fs::create_dir_all(&tmp)?;
+    let job = |dir: &PathBuf| {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Job {
+            student: String::new(),
+            lab: name.clone(),
+            args: vec![name.clone().into(), "--lab-dir".into(), dir.clone().into()],
+            cwd: root.clone(),
+            log: out.join("logs").join(format!("{name}.txt")),
+            result: out.join("logs").join(format!("{name}.json")),
+            env: vec![
+                (OsString::from("TMPDIR"), Some(tmp.clone().into())),
+                // The snapshots of a fixture are written by hand.
+                (OsString::from("UPDATE_EXPECT"), None),
+            ],
+        }
+    };
+    let (last, broken): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        dirs.iter().partition(|d| d.ends_with(HEALTHY));
+    let parallel = args.jobs.unwrap_or_else(jobs::default_jobs);
+    let broken_jobs: Vec<Job> = broken.iter().map(|d| job(d)).collect();
+    let mut entries = jobs::run_and_report(&broken_jobs, parallel, &out)?;
+    if !last.is_empty() {
+        println!();
+        println!("after the broken ones, a healthy module:");
+        let last_jobs: Vec<Job> = last.iter().map(|d| job(d)).collect();
+        entries.extend(jobs::run_and_report(&last_jobs, 1, &out.join("healthy"))?);
+        crate::report::write_reports(&out, &entries)?;
+    }
+
+    println!();
+    let width = entries
+        .iter()
+        .map(|e| e.result.lab.len())
+        .max()
+        .unwrap_or(0);
+    let mut ok = true;
+    for (dir, e) in broken.iter().chain(&last).zip(&entries) {
+        let r = &e.result;
+        let got = verdict_line(r);
+        let file = dir.join("verdict.txt");
+        let want = fs::read_to_string(&file).unwrap_or_default();
+        let want = want.trim();
+        let same = want == got;
+        if args.update && !same {
+            fs::write(&file, format!("{got}\n"))?;
+        }
+        let mark = if same {
+            "ok"
+        } else if args.update {
+            "UPDATED"
+        } else {
+            ok = false;
+            "WRONG"
+        };
+        let line = r
+            .verdict
+            .line
+            .as_deref()
+            .map(|l| format!("  [{l}]"))
+            .unwrap_or_default();
+        println!("{mark:<7} {:<width$}  {got}{line}", r.lab);
+        if !same && !args.update {
+            println!("        {:<width$}  expected: {want}", "");
+        }
+    }
+    let leftovers: Vec<String> = fs::read_dir(&tmp)?
+        .flatten()
+        .map(|e| e.path().display().to_string())
+        .collect();
+    let procs = processes_using(&tmp);
+    if leftovers.is_empty() && procs.is_empty() {
+        println!(
+            "clean-up: no process and no temporary file left in {}",
+            tmp.display()
+        );
+    } else {
+        ok = false;
+        for l in &leftovers {
+            println!("LEFT    temporary file {l}");
+        }
+        for p in &procs {
+            println!("LEFT    process {p}");
+        }
+    }
+    let _ = fs::remove_dir(&tmp);
+    Ok(ok)
+}
+
+/// The table of fixtures and their expected verdicts, as the book shows it.
+pub fn verdict_table(root: &Path) -> Result<String> {
+    let mut out =
+        String::from("| Fixture | The module | Verdict on Debian's kernel |\n|---|---|---|\n");
+    for dir in all_fixtures(root)? {
+        let lab = crate::lab::Lab::load(&dir)?;
+        let title = lab.config.title.trim_start_matches("Fixture: ").to_owned();
+        let verdict = fs::read_to_string(dir.join("verdict.txt")).unwrap_or_default();
+        out.push_str(&format!(
+            "| `{}` | {} | `{}` |\n",
+            lab.name,
+            title,
+            verdict.trim()
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixture_verdicts_for_the_book() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let table = verdict_table(&root).unwrap();
+        expect_test::expect_file!["../tests/snapshots/fixture-verdicts.md"].assert_eq(&table);
+    }
+}

@@ -1,0 +1,384 @@
+//! Running many lab runs at once (`checker run --all -j N`, `checker
+//! grade`, `checker fixtures`).
+//!
+//! Each run is a child process, `checker lab NAME --result-json FILE ...`,
+//! with its own output file, its own build folder and its own QEMU guest:
+//! nothing mutable is shared between runs except Cargo's target folder,
+//! whose lock serialises the Cargo part of concurrent builds. At most `N`
+//! children run at once (default: the number of CPUs). Ctrl-C reaches the
+//! children too (same process group); each kills its own QEMU and removes
+//! its temporary folder, and this process waits for them.
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::accel::AccelChoice;
+use crate::report::{self, Entry, LabResult};
+use crate::{lab, setup, vm, workspace};
+
+/// One child run.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Who it belongs to (empty for `checker run`).
+    pub student: String,
+    /// Lab (or fixture) name.
+    pub lab: String,
+    /// Arguments after `checker lab` (the lab name first).
+    pub args: Vec<OsString>,
+    /// Working directory of the child.
+    pub cwd: PathBuf,
+    /// Where the child's stdout and stderr go.
+    pub log: PathBuf,
+    /// Where the child writes its [`LabResult`].
+    pub result: PathBuf,
+    /// Extra environment (`None` removes the variable).
+    pub env: Vec<(OsString, Option<OsString>)>,
+}
+
+/// The default `-j`: the number of CPUs.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+struct Running {
+    job: Job,
+    child: Child,
+    started: Instant,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // The child handles SIGINT itself; on any other way out, stop it.
+        if let Ok(None) = self.child.try_wait() {
+            if !vm::interrupted() {
+                let _ = self.child.kill();
+            }
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// A private copy of this executable for the children: a `cargo build`
+/// elsewhere in the workspace may replace `target/debug/checker` while the
+/// runs go on.
+fn child_exe(dir: &std::path::Path) -> Result<PathBuf> {
+    // /proc/self/exe opens even when the file was replaced meanwhile.
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let copy = dir.join(format!(".checker-{}", std::process::id()));
+    fs::copy("/proc/self/exe", &copy).context("cannot copy the checker's own executable")?;
+    Ok(copy)
+}
+
+fn spawn(exe: &std::path::Path, job: &Job) -> Result<Child> {
+    if let Some(dir) = job.log.parent() {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let _ = fs::remove_file(&job.result);
+    let log = fs::File::create(&job.log)
+        .with_context(|| format!("cannot create {}", job.log.display()))?;
+    let mut cmd = Command::new(exe);
+    for (k, v) in &job.env {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    cmd.arg("lab")
+        .args(&job.args)
+        .arg("--result-json")
+        .arg(&job.result)
+        .current_dir(&job.cwd)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .context("cannot start a child checker")
+}
+
+/// Runs `jobs`, at most `parallel` at a time, and returns one entry per
+/// job in the order given. `on_done` is called as each one finishes (for
+/// progress lines). Returns `Err(Interrupted)` after Ctrl-C, once every
+/// child has exited.
+pub fn run(
+    jobs: &[Job],
+    parallel: usize,
+    on_done: &mut dyn FnMut(usize, &Job, &LabResult, Duration),
+) -> Result<Vec<Entry>> {
+    let parallel = parallel.max(1);
+    let Some(first) = jobs.first() else {
+        return Ok(Vec::new());
+    };
+    let exe_dir = first.log.parent().unwrap_or(std::path::Path::new("."));
+    let exe = child_exe(exe_dir)?;
+    let result = run_with(&exe, jobs, parallel, on_done);
+    let _ = fs::remove_file(&exe);
+    result
+}
+
+fn run_with(
+    exe: &std::path::Path,
+    jobs: &[Job],
+    parallel: usize,
+    on_done: &mut dyn FnMut(usize, &Job, &LabResult, Duration),
+) -> Result<Vec<Entry>> {
+    let mut results: Vec<Option<LabResult>> = vec![None; jobs.len()];
+    let mut running: Vec<(usize, Running)> = Vec::new();
+    let mut next = 0;
+    while next < jobs.len() || !running.is_empty() {
+        if vm::interrupted() {
+            running.clear(); // waits for each child
+            return Err(vm::Interrupted.into());
+        }
+        while next < jobs.len() && running.len() < parallel {
+            let job = &jobs[next];
+            match spawn(exe, job) {
+                Ok(child) => running.push((
+                    next,
+                    Running {
+                        job: job.clone(),
+                        child,
+                        started: Instant::now(),
+                    },
+                )),
+                Err(e) => {
+                    let r = LabResult::error(&job.lab, &format!("{e:#}"), Some(&job.log));
+                    on_done(next, job, &r, Duration::ZERO);
+                    results[next] = Some(r);
+                }
+            }
+            next += 1;
+        }
+        let mut i = 0;
+        while i < running.len() {
+            let status = running[i].1.child.try_wait()?;
+            let Some(status) = status else {
+                i += 1;
+                continue;
+            };
+            let (index, run) = running.swap_remove(i);
+            let job = &run.job;
+            let mut r = match LabResult::read(&job.result) {
+                Ok(r) => r,
+                Err(_) => {
+                    let log = fs::read_to_string(&job.log).unwrap_or_default();
+                    let last = log
+                        .lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("no output");
+                    LabResult::error(
+                        &job.lab,
+                        &format!("the checker stopped ({status}): {last}"),
+                        Some(&job.log),
+                    )
+                }
+            };
+            r.output_log = Some(job.log.display().to_string());
+            on_done(index, job, &r, run.started.elapsed());
+            results[index] = Some(r);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(jobs
+        .iter()
+        .zip(results)
+        .map(|(job, r)| Entry {
+            student: job.student.clone(),
+            result: r.unwrap_or_else(|| LabResult::error(&job.lab, "not run", None)),
+        })
+        .collect())
+}
+
+/// The progress line of a finished job.
+pub fn done_line(done: usize, total: usize, job: &Job, r: &LabResult, took: Duration) -> String {
+    let who = if job.student.is_empty() {
+        job.lab.clone()
+    } else {
+        format!("{} {}", job.student, job.lab)
+    };
+    let what = if r.passed() {
+        "passed".to_owned()
+    } else {
+        r.verdict.short()
+    };
+    let line = r
+        .verdict
+        .line
+        .as_deref()
+        .map(|l| format!(": {l}"))
+        .unwrap_or_default();
+    format!(
+        "[{done}/{total}] {who}: {}/{} points, {what}{line} ({:.1} s)",
+        r.earned,
+        r.points,
+        took.as_secs_f64()
+    )
+}
+
+/// `checker run`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Lab name, e.g. lab-01 (or --all).
+    pub lab: Option<String>,
+    /// Run every lab.
+    #[arg(long, conflicts_with = "lab")]
+    pub all: bool,
+    /// Grade the reference solutions instead of the exercises.
+    #[arg(long)]
+    pub solution: bool,
+    /// Run only up to step K of the lab (one lab only).
+    #[arg(long, value_name = "K", conflicts_with = "all")]
+    pub step: Option<usize>,
+    /// Runs at once (default: the number of CPUs).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Time limit of each guest run in seconds.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Accelerator (default: CHECKER_ACCEL, else auto).
+    #[arg(long, value_enum)]
+    pub accel: Option<AccelChoice>,
+    /// Where the reports go (default: target/checker/reports/run).
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+}
+
+/// Common flags of a child `checker lab`.
+pub fn child_flags(
+    solution: bool,
+    timeout: Option<u64>,
+    accel: Option<AccelChoice>,
+) -> Vec<OsString> {
+    let mut v: Vec<OsString> = Vec::new();
+    if solution {
+        v.push("--solution".into());
+    }
+    if let Some(t) = timeout {
+        v.push("--timeout".into());
+        v.push(t.to_string().into());
+    }
+    if let Some(a) = accel {
+        v.push("--accel".into());
+        let name = clap::ValueEnum::to_possible_value(&a)
+            .map(|v| v.get_name().to_owned())
+            .unwrap_or_default();
+        v.push(name.into());
+    }
+    v
+}
+
+/// Runs `jobs` with progress lines, writes the reports into `out`, prints
+/// the summary; returns the entries.
+pub fn run_and_report(jobs: &[Job], parallel: usize, out: &std::path::Path) -> Result<Vec<Entry>> {
+    let total = jobs.len();
+    let started = Instant::now();
+    println!("running {total} lab run(s), {parallel} at a time");
+    let mut done = 0;
+    let entries = run(jobs, parallel, &mut |_, job, r, took| {
+        done += 1;
+        println!("{}", done_line(done, total, job, r, took));
+    })?;
+    report::write_reports(out, &entries)?;
+    println!();
+    print!("{}", report::summary_table(&entries));
+    let failing: Vec<&Entry> = entries.iter().filter(|e| !e.result.passed()).collect();
+    if !failing.is_empty() {
+        println!();
+        println!("logs of the runs that did not pass:");
+        for e in failing {
+            let who = if e.student.is_empty() {
+                e.result.lab.clone()
+            } else {
+                format!("{} {}", e.student, e.result.lab)
+            };
+            let logs: Vec<&str> = [
+                &e.result.output_log,
+                &e.result.build_log,
+                &e.result.console_log,
+            ]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+            println!("  {who}: {}", logs.join(", "));
+        }
+    }
+    println!();
+    println!(
+        "reports: {0}/results.json, {0}/results.xml, {0}/summary.txt ({1:.1} s)",
+        out.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(entries)
+}
+
+/// `checker run`: one lab in this terminal, or several as child runs.
+pub fn run_cmd(args: &RunArgs) -> Result<bool> {
+    vm::install_interrupt_handler()?;
+    let root = workspace::root()?;
+    let labs: Vec<String> = if args.all {
+        lab::all_labs(&root)?
+            .iter()
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect()
+    } else {
+        match &args.lab {
+            Some(l) => vec![l.clone()],
+            None => bail!("name a lab (checker run lab-01) or give --all"),
+        }
+    };
+    let flags = child_flags(args.solution, args.timeout, args.accel);
+    // Install what is missing once, before any child does.
+    setup::ensure(&setup::Options {
+        book: false,
+        verbose: false,
+    })?;
+    if labs.len() == 1 && args.report.is_none() {
+        // One lab: the ordinary `checker lab`, in this terminal.
+        let exe = std::env::current_exe()?;
+        let mut cmd = Command::new(exe);
+        cmd.arg("lab").arg(&labs[0]).args(&flags);
+        if let Some(k) = args.step {
+            cmd.args(["--step", &k.to_string()]);
+        }
+        let status = cmd.status().context("cannot start the checker")?;
+        if vm::interrupted() {
+            return Err(vm::Interrupted.into());
+        }
+        return Ok(status.success());
+    }
+    let out = args
+        .report
+        .clone()
+        .unwrap_or_else(|| root.join("target/checker/reports/run"));
+    let jobs: Vec<Job> = labs
+        .iter()
+        .map(|l| {
+            let mut a: Vec<OsString> = vec![l.into()];
+            a.extend(flags.iter().cloned());
+            if let Some(k) = args.step {
+                a.push("--step".into());
+                a.push(k.to_string().into());
+            }
+            Job {
+                student: String::new(),
+                lab: l.clone(),
+                args: a,
+                cwd: root.clone(),
+                log: out.join("logs").join(format!("{l}.txt")),
+                result: out.join("logs").join(format!("{l}.json")),
+                env: Vec::new(),
+            }
+        })
+        .collect();
+    let entries = run_and_report(&jobs, args.jobs.unwrap_or_else(default_jobs), &out)?;
+    Ok(entries.iter().all(|e| e.result.passed()))
+}

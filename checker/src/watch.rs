@@ -1,0 +1,148 @@
+//! `checker watch lab-NN`: grades the lab, then again every time one of
+//! its sources is saved, like rustlings' `watch`.
+//!
+//! Every 500 ms it looks at the modification times of the lab folder's
+//! files (build output left out); when one changed and the file has been
+//! quiet for a poll, it runs `checker lab` again. Ctrl-C stops it.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{bail, Context, Result};
+
+use crate::gradedir::is_build_output;
+use crate::{vm, workspace};
+
+/// How often the sources are looked at.
+pub const POLL: Duration = Duration::from_millis(500);
+
+/// `checker watch`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WatchArgs {
+    /// Lab name, e.g. lab-01.
+    pub lab: String,
+    /// Watch the reference solution instead.
+    #[arg(long)]
+    pub solution: bool,
+}
+
+/// Modification times of every source file under `dir`.
+pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, SystemTime> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if is_build_output(&name) || name.starts_with('.') || name == "expected" {
+                continue;
+            }
+            let Ok(meta) = e.metadata() else { continue };
+            if meta.is_dir() {
+                stack.push(e.path());
+            } else if let Ok(t) = meta.modified() {
+                out.insert(e.path(), t);
+            }
+        }
+    }
+    out
+}
+
+/// The files that differ between two snapshots.
+pub fn changed(
+    a: &BTreeMap<PathBuf, SystemTime>,
+    b: &BTreeMap<PathBuf, SystemTime>,
+) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = a
+        .iter()
+        .filter(|(p, t)| b.get(*p) != Some(t))
+        .map(|(p, _)| p.clone())
+        .chain(b.keys().filter(|p| !a.contains_key(*p)).cloned())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// `checker watch`.
+pub fn run(args: &WatchArgs) -> Result<bool> {
+    vm::install_interrupt_handler()?;
+    let root = workspace::root()?;
+    let dir = root.join("labs").join(&args.lab);
+    if !dir.join("lab.toml").is_file() {
+        bail!("no lab {:?} ({} has no lab.toml)", args.lab, dir.display());
+    }
+    let exe = std::env::current_exe()?;
+    let grade = || -> Result<()> {
+        let mut cmd = Command::new(&exe);
+        cmd.arg("lab").arg(&args.lab);
+        if args.solution {
+            cmd.arg("--solution");
+        }
+        let _ = cmd.status().context("cannot start the checker")?;
+        Ok(())
+    };
+    let mut seen = snapshot(&dir);
+    grade()?;
+    loop {
+        println!(
+            "\nwatching {} for changes (Ctrl-C to stop)",
+            dir.strip_prefix(&root).unwrap_or(&dir).display()
+        );
+        loop {
+            std::thread::sleep(POLL);
+            if vm::interrupted() {
+                return Ok(true);
+            }
+            let now = snapshot(&dir);
+            let files = changed(&seen, &now);
+            if files.is_empty() {
+                continue;
+            }
+            // Let an editor finish writing.
+            std::thread::sleep(POLL);
+            seen = snapshot(&dir);
+            let names: Vec<String> = files
+                .iter()
+                .map(|p| p.strip_prefix(&dir).unwrap_or(p).display().to_string())
+                .collect();
+            println!("\nchanged: {}", names.join(", "));
+            break;
+        }
+        grade()?;
+        if vm::interrupted() {
+            return Ok(true);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sees_edits_and_new_files_not_build_output() {
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir(d.path().join("src")).unwrap();
+        fs::write(d.path().join("src/lib.rs"), "a").unwrap();
+        let a = snapshot(d.path());
+        fs::write(d.path().join("hello.o"), "x").unwrap();
+        fs::write(d.path().join(".hello.o.cmd"), "x").unwrap();
+        assert!(changed(&a, &snapshot(d.path())).is_empty());
+        fs::write(d.path().join("src/new.rs"), "b").unwrap();
+        let b = snapshot(d.path());
+        assert_eq!(changed(&a, &b), [d.path().join("src/new.rs")]);
+        let f = fs::File::options()
+            .write(true)
+            .open(d.path().join("src/lib.rs"))
+            .unwrap();
+        f.set_modified(SystemTime::now() + Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(
+            changed(&b, &snapshot(d.path())),
+            [d.path().join("src/lib.rs")]
+        );
+    }
+}

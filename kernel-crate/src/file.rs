@@ -1,0 +1,381 @@
+//! Files and file operations: what a device driver implements.
+//!
+//! C header: [`include/linux/fs.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/fs.h)
+//! (`struct file`, `struct file_operations`),
+//! [`include/linux/poll.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/poll.h).
+//!
+//! A driver implements [`FileOperations`] for its *per-open* state: each
+//! `open(2)` of the device creates one value with [`FileOperations::open`],
+//! every later call on that file descriptor (read, write, seek, ioctl,
+//! poll) gets a shared reference to it, and the last `close(2)` drops it.
+//! The registrations ([`crate::miscdev`], [`crate::chrdev`]) build a C
+//! `struct file_operations` whose callbacks are the generic `extern "C"`
+//! functions of the private `FileOpsVtable`: they find the Rust value in
+//! `file->private_data`, wrap the user buffers in
+//! [`UserSliceReader`]/[`UserSliceWriter`], and turn the `Result` into a C
+//! return code, in one place.
+//!
+//! `file_operations.owner` is the module: the VFS takes a reference on the
+//! module for each open file (`fops_get`), so `rmmod` fails with `EBUSY`
+//! while a file is open, and the code behind these callbacks cannot be
+//! unloaded under them.
+
+use core::ffi::{c_char, c_int, c_long, c_uint, c_ulong};
+use core::marker::PhantomData;
+
+use crate::alloc::{flags::GFP_KERNEL, KBox};
+use crate::bindings;
+use crate::error::{
+    code::{EINVAL, ENOMEM, ENOTTY, EOVERFLOW, ESPIPE},
+    Result,
+};
+use crate::init::Opaque;
+use crate::module::ThisModule;
+use crate::sync::CondVar;
+use crate::user::{UserSlice, UserSliceReader, UserSliceWriter};
+
+/// An open file, `struct file` in C.
+///
+/// Only ever seen by reference, for the duration of a callback.
+#[repr(transparent)]
+pub struct File(Opaque<bindings::file>);
+
+impl File {
+    /// # Safety
+    ///
+    /// `ptr` is a valid `struct file` for the lifetime `'a`.
+    unsafe fn from_ptr<'a>(ptr: *mut bindings::file) -> &'a File {
+        // SAFETY: `File` is a transparent wrapper of the C struct, and the
+        // caller guarantees that it is valid for `'a`.
+        unsafe { &*ptr.cast::<File>() }
+    }
+
+    fn as_ptr(&self) -> *mut bindings::file {
+        self.0.get()
+    }
+
+    /// The minor number of the device node this file was opened through.
+    pub fn minor(&self) -> u32 {
+        // SAFETY: the file is valid (it is borrowed), and an open file of
+        // a device always has an inode.
+        let rdev = unsafe { bindings::rust_helper_file_rdev(self.as_ptr()) };
+        rdev & ((1 << bindings::RUST_CONST_HELPER_MINORBITS) - 1)
+    }
+
+    /// The `O_*` flags the file was opened with (`file->f_flags`).
+    pub fn flags(&self) -> u32 {
+        // SAFETY: the file is valid; `f_flags` is only changed by fcntl
+        // under the file's lock, and a racy read of a `u32` is harmless.
+        unsafe { (*self.as_ptr()).f_flags }
+    }
+}
+
+/// Where a seek is relative to, `whence` in `lseek(2)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeekFrom {
+    /// `SEEK_SET`: from the start.
+    Start(u64),
+    /// `SEEK_CUR`: from the current position.
+    Current(i64),
+    /// `SEEK_END`: from the end.
+    End(i64),
+}
+
+/// An ioctl call: the command number and its argument, often a user
+/// pointer. Decode the command with [`crate::ioctl`].
+#[derive(Debug, Clone, Copy)]
+pub struct IoctlCommand {
+    /// The command, as user space passed it.
+    pub cmd: u32,
+    /// The argument.
+    pub arg: usize,
+}
+
+impl IoctlCommand {
+    /// The argument as a user buffer of the size encoded in the command.
+    pub fn user_slice(&self) -> Result<UserSlice> {
+        UserSlice::new(self.arg, crate::ioctl::size(self.cmd))
+    }
+}
+
+// ANCHOR: poll_table
+/// The `poll_table` of a `poll(2)`/`select(2)`/`epoll(7)` call.
+///
+/// A driver's `poll` [registers](PollTable::register) the condition
+/// variables that its writers notify, then reports the events that are
+/// ready now: when nothing is, the caller sleeps until one of them is
+/// notified and calls `poll` again.
+///
+/// # Invariants
+///
+/// `file` is the file being polled and `table` its `poll_table` (possibly
+/// null), both valid for `'a`.
+pub struct PollTable<'a> {
+    file: *mut bindings::file,
+    table: *mut bindings::poll_table_struct,
+    _p: PhantomData<&'a bindings::poll_table_struct>,
+}
+
+impl PollTable<'_> {
+    /// Adds `cv` to the queues this poll waits on (`poll_wait`): a
+    /// `notify_one`/`notify_all` on it wakes the poller.
+    pub fn register(&self, cv: &CondVar) {
+        // SAFETY: `file` and `table` are valid (type invariants; a null
+        // table is allowed). The queue stays valid for as long as the
+        // poller's entry is on it: `poll`/`select` remove their entries
+        // before they return, and `CondVar`'s `Drop` makes epoll remove its
+        // own (`poll_head`).
+        unsafe { bindings::rust_helper_poll_wait(self.file, cv.poll_head(), self.table) };
+    }
+}
+// ANCHOR_END: poll_table
+
+/// Readable without blocking (`EPOLLIN | EPOLLRDNORM`).
+pub const POLLIN: u32 = 0x0001 | 0x0040;
+/// Writable without blocking (`EPOLLOUT | EPOLLWRNORM`).
+pub const POLLOUT: u32 = 0x0004 | 0x0100;
+
+// ANCHOR: file_operations
+/// What a device file does. Implemented by the per-open state.
+///
+/// Every method has a default: the error a C driver gets for a missing
+/// callback.
+pub trait FileOperations: Sized + Send + Sync {
+    /// What the registration keeps for `open`: shared by all opens.
+    type OpenData: Send + Sync;
+
+    /// `open(2)`: creates the per-open state.
+    fn open(shared: &Self::OpenData, file: &File) -> Result<Self>;
+
+    /// The last `close(2)` of this open file: drops the state.
+    fn release(this: KBox<Self>, _file: &File) {
+        drop(this);
+    }
+
+    /// `read(2)`: writes at most `writer.len()` bytes and returns how many.
+    fn read(&self, _file: &File, _writer: &mut UserSliceWriter, _offset: u64) -> Result<usize> {
+        Err(EINVAL)
+    }
+
+    /// `write(2)`: consumes at most `reader.len()` bytes and returns how many.
+    fn write(&self, _file: &File, _reader: &mut UserSliceReader, _offset: u64) -> Result<usize> {
+        Err(EINVAL)
+    }
+
+    /// `lseek(2)`: returns the new position.
+    fn seek(&self, _file: &File, _pos: SeekFrom) -> Result<u64> {
+        Err(ESPIPE)
+    }
+
+    /// `ioctl(2)`: `ENOTTY` for a command the driver does not know.
+    fn ioctl(&self, _file: &File, _cmd: IoctlCommand) -> Result<i32> {
+        Err(ENOTTY)
+    }
+
+    /// `poll(2)`: the events that are ready now ([`POLLIN`], [`POLLOUT`]).
+    fn poll(&self, _file: &File, _table: &PollTable<'_>) -> Result<u32> {
+        Ok(POLLIN | POLLOUT)
+    }
+}
+// ANCHOR_END: file_operations
+
+/// How a registration finds its [`FileOperations::OpenData`] when one of its
+/// device files is opened.
+///
+/// # Safety
+///
+/// An implementation returns a pointer to data that is valid for the whole
+/// `open` callback of any file opened through the registration whose
+/// `file_operations` use this adapter.
+pub(crate) unsafe trait OpenAdapter<D> {
+    /// # Safety
+    ///
+    /// `inode` and `file` are the arguments of an `open` callback of a file
+    /// opened through the registration.
+    unsafe fn open_data(inode: *mut bindings::inode, file: *mut bindings::file) -> *const D;
+}
+
+// ANCHOR: vtable
+/// The C callbacks for `T`, opened through a registration with adapter `A`.
+pub(crate) struct FileOpsVtable<A, T>(PhantomData<(A, T)>);
+
+impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
+    /// The `struct file_operations`, owned by `module`.
+    pub(crate) fn build(module: &'static ThisModule) -> bindings::file_operations {
+        // SAFETY: all-zero is a valid `file_operations`: every field is a
+        // nullable pointer or an optional function pointer.
+        let mut fops: bindings::file_operations = unsafe { core::mem::zeroed() };
+        fops.owner = module.as_ptr();
+        fops.open = Some(Self::open);
+        fops.release = Some(Self::release);
+        fops.read = Some(Self::read);
+        fops.write = Some(Self::write);
+        fops.llseek = Some(Self::llseek);
+        fops.unlocked_ioctl = Some(Self::ioctl);
+        fops.compat_ioctl = Some(Self::ioctl);
+        fops.poll = Some(Self::poll);
+        fops
+    }
+
+    /// The per-open state of `file`.
+    ///
+    /// # Safety
+    ///
+    /// `file` was opened by [`Self::open`] and is not released yet.
+    unsafe fn state<'a>(file: *mut bindings::file) -> &'a T {
+        // SAFETY: `open` stored a `KBox<T>` in `private_data`, which lives
+        // until `release`; callbacks only get shared references.
+        unsafe { &*(*file).private_data.cast::<T>() }
+    }
+
+    unsafe extern "C" fn open(inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+        // SAFETY: this is the `open` callback of the registration of `A`.
+        let shared = unsafe { &*A::open_data(inode, file) };
+        // SAFETY: the file is valid during the callback.
+        let f = unsafe { File::from_ptr(file) };
+        let state = match T::open(shared, f) {
+            Ok(state) => state,
+            Err(e) => return e.to_errno(),
+        };
+        let Ok(boxed) = KBox::new(state, GFP_KERNEL) else {
+            return ENOMEM.to_errno();
+        };
+        // SAFETY: the file is being opened: nothing else uses
+        // `private_data` now; `release` takes the box back.
+        unsafe { (*file).private_data = KBox::into_raw(boxed).cast() };
+        0
+    }
+
+    unsafe extern "C" fn release(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+        // SAFETY: `open` succeeded for this file (the VFS calls release only
+        // then) and stored a `KBox<T>`; this is the last use of it.
+        let state = unsafe { KBox::from_raw((*file).private_data.cast::<T>()) };
+        // SAFETY: the file is valid during the callback.
+        T::release(state, unsafe { File::from_ptr(file) });
+        0
+    }
+
+    /// Turns a byte count into `ssize_t` and advances `*ppos`.
+    ///
+    /// # Safety
+    ///
+    /// `ppos` is valid for reads and writes.
+    unsafe fn advance(result: Result<usize>, len: usize, ppos: *mut bindings::loff_t) -> isize {
+        let n = match result {
+            Ok(n) if n <= len => n,
+            Ok(_) => return EINVAL.to_errno() as isize,
+            Err(e) => return e.to_errno() as isize,
+        };
+        // SAFETY: the caller guarantees that `ppos` is valid.
+        let pos = unsafe { *ppos };
+        // `n <= len <= MAX_RW_COUNT` (the VFS clamps it), so it fits i64.
+        match pos.checked_add(n as i64) {
+            // SAFETY: as above.
+            Some(new) => unsafe { *ppos = new },
+            None => return EOVERFLOW.to_errno() as isize,
+        }
+        n as isize
+    }
+
+    unsafe extern "C" fn read(
+        file: *mut bindings::file,
+        buf: *mut c_char,
+        len: usize,
+        ppos: *mut bindings::loff_t,
+    ) -> isize {
+        // SAFETY: the VFS calls `read` only on a file that `open` opened,
+        // with a valid `ppos`.
+        let (state, f, pos) = unsafe { (Self::state(file), File::from_ptr(file), *ppos) };
+        let mut writer = match UserSlice::new(buf as usize, len) {
+            Ok(slice) => slice.writer(),
+            Err(e) => return e.to_errno() as isize,
+        };
+        let Ok(pos) = u64::try_from(pos) else {
+            return EINVAL.to_errno() as isize;
+        };
+        let result = state.read(f, &mut writer, pos);
+        // SAFETY: `ppos` is valid, as above.
+        unsafe { Self::advance(result, len, ppos) }
+    }
+
+    unsafe extern "C" fn write(
+        file: *mut bindings::file,
+        buf: *const c_char,
+        len: usize,
+        ppos: *mut bindings::loff_t,
+    ) -> isize {
+        // SAFETY: as in `read`.
+        let (state, f, pos) = unsafe { (Self::state(file), File::from_ptr(file), *ppos) };
+        let mut reader = match UserSlice::new(buf as usize, len) {
+            Ok(slice) => slice.reader(),
+            Err(e) => return e.to_errno() as isize,
+        };
+        let Ok(pos) = u64::try_from(pos) else {
+            return EINVAL.to_errno() as isize;
+        };
+        let result = state.write(f, &mut reader, pos);
+        // SAFETY: `ppos` is valid, as above.
+        unsafe { Self::advance(result, len, ppos) }
+    }
+
+    unsafe extern "C" fn llseek(
+        file: *mut bindings::file,
+        offset: bindings::loff_t,
+        whence: c_int,
+    ) -> bindings::loff_t {
+        let pos = match whence {
+            0 => match u64::try_from(offset) {
+                Ok(o) => SeekFrom::Start(o),
+                Err(_) => return EINVAL.to_errno().into(),
+            },
+            1 => SeekFrom::Current(offset),
+            2 => SeekFrom::End(offset),
+            _ => return EINVAL.to_errno().into(),
+        };
+        // SAFETY: as in `read`.
+        let (state, f) = unsafe { (Self::state(file), File::from_ptr(file)) };
+        match state
+            .seek(f, pos)
+            .and_then(|p| i64::try_from(p).map_err(|_| EOVERFLOW))
+        {
+            Ok(new) => {
+                // SAFETY: the VFS holds `f_pos_lock` around `llseek` for
+                // files that share a position; `f_pos` is ours to set.
+                unsafe { (*file).f_pos = new };
+                new
+            }
+            Err(e) => e.to_errno().into(),
+        }
+    }
+
+    unsafe extern "C" fn ioctl(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
+        // SAFETY: as in `read`.
+        let (state, f) = unsafe { (Self::state(file), File::from_ptr(file)) };
+        let cmd = IoctlCommand {
+            cmd,
+            arg: arg as usize,
+        };
+        match state.ioctl(f, cmd) {
+            Ok(v) => v.into(),
+            Err(e) => e.to_errno().into(),
+        }
+    }
+
+    unsafe extern "C" fn poll(
+        file: *mut bindings::file,
+        table: *mut bindings::poll_table_struct,
+    ) -> bindings::__poll_t {
+        // SAFETY: as in `read`.
+        let (state, f) = unsafe { (Self::state(file), File::from_ptr(file)) };
+        // INVARIANT: the VFS passes the file and its table, valid during
+        // the callback, which `table` does not outlive.
+        let table = PollTable {
+            file,
+            table,
+            _p: PhantomData,
+        };
+        // EPOLLERR for an error: poll has no other way to report one.
+        state.poll(f, &table).unwrap_or(0x0008)
+    }
+}
+// ANCHOR_END: vtable

@@ -1,0 +1,182 @@
+//! User memory: reading from and writing to user-space buffers.
+//!
+//! C header: [`include/linux/uaccess.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/uaccess.h)
+//!
+//! A user pointer is only a number: user space may pass any address, one
+//! that is not mapped, one that points into the kernel, or a length that
+//! runs past the end of the address space. The kernel never dereferences
+//! it. `copy_from_user` and `copy_to_user` check the range against the
+//! user address space (`access_ok`) and catch page faults on the way (the
+//! exception table); they return how many bytes they could *not* copy.
+//! Here any shortfall becomes `EFAULT`, and no length arithmetic can wrap:
+//! a range whose end overflows `usize` is refused before C sees it.
+//!
+//! A [`UserSlice`] is a user address and a length; it splits into a
+//! [`UserSliceReader`] and a [`UserSliceWriter`] that advance through the
+//! range, so a driver can never read or write past what it was given.
+
+use core::ffi::c_void;
+
+use crate::bindings;
+use crate::error::{code::EFAULT, Result};
+
+// ANCHOR: user_slice
+/// A range of user memory: an address and a length, both from user space.
+///
+/// # Invariants
+///
+/// `addr + len` does not overflow `usize`.
+pub struct UserSlice {
+    addr: usize,
+    len: usize,
+}
+
+impl UserSlice {
+    /// The user range `[addr, addr + len)`. `EFAULT` if that range wraps
+    /// around the end of the address space: `copy_*_user` would refuse it
+    /// anyway, but here no later arithmetic needs to think about it.
+    pub fn new(addr: usize, len: usize) -> Result<Self> {
+        if addr.checked_add(len).is_none() {
+            return Err(EFAULT);
+        }
+        // INVARIANT: just checked.
+        Ok(Self { addr, len })
+    }
+    // ANCHOR_END: user_slice
+
+    /// The length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the range is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A reader over the whole range.
+    pub fn reader(self) -> UserSliceReader {
+        // INVARIANT: inherited from `self`.
+        UserSliceReader {
+            addr: self.addr,
+            len: self.len,
+        }
+    }
+
+    /// A writer over the whole range.
+    pub fn writer(self) -> UserSliceWriter {
+        // INVARIANT: inherited from `self`.
+        UserSliceWriter {
+            addr: self.addr,
+            len: self.len,
+        }
+    }
+}
+
+/// Reads user memory from the front of a [`UserSlice`].
+///
+/// # Invariants
+///
+/// `addr + len` does not overflow `usize`.
+pub struct UserSliceReader {
+    addr: usize,
+    len: usize,
+}
+
+// ANCHOR: reader
+impl UserSliceReader {
+    /// How many bytes are left to read.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing is left to read.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Fills `out` from user memory and advances past it. `EFAULT` if
+    /// fewer than `out.len()` bytes are left or if user memory cannot be
+    /// read; after an error, `out` may hold part of the data.
+    pub fn read_slice(&mut self, out: &mut [u8]) -> Result {
+        let n = out.len();
+        if n > self.len {
+            return Err(EFAULT);
+        }
+        // SAFETY: `out` is valid for writes of `n` bytes. The user address
+        // is checked by `copy_from_user` itself (access_ok and the
+        // exception table), which never faults the kernel.
+        let left = unsafe {
+            bindings::rust_helper_copy_from_user(
+                out.as_mut_ptr().cast::<c_void>(),
+                self.addr as *const c_void,
+                n as _,
+            )
+        };
+        if left != 0 {
+            return Err(EFAULT);
+        }
+        // INVARIANT: `n <= len`, so the new end is the old one.
+        self.addr += n;
+        self.len -= n;
+        Ok(())
+    }
+    // ANCHOR_END: reader
+
+    /// Reads a plain value of `N` bytes, such as an ioctl argument.
+    pub fn read_bytes<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let mut out = [0u8; N];
+        self.read_slice(&mut out)?;
+        Ok(out)
+    }
+}
+
+/// Writes user memory at the front of a [`UserSlice`].
+///
+/// # Invariants
+///
+/// `addr + len` does not overflow `usize`.
+pub struct UserSliceWriter {
+    addr: usize,
+    len: usize,
+}
+
+impl UserSliceWriter {
+    /// How many bytes are left to write.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing is left to write.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    // ANCHOR: writer
+    /// Copies `data` to user memory and advances past it. `EFAULT` if
+    /// fewer than `data.len()` bytes are left or if user memory cannot be
+    /// written; after an error, part of `data` may have been written.
+    pub fn write_slice(&mut self, data: &[u8]) -> Result {
+        let n = data.len();
+        if n > self.len {
+            return Err(EFAULT);
+        }
+        // SAFETY: `data` is valid for reads of `n` bytes; `copy_to_user`
+        // checks the user address itself and never faults the kernel.
+        let left = unsafe {
+            bindings::rust_helper_copy_to_user(
+                self.addr as *mut c_void,
+                data.as_ptr().cast::<c_void>(),
+                n as _,
+            )
+        };
+        if left != 0 {
+            return Err(EFAULT);
+        }
+        // INVARIANT: `n <= len`, so the new end is the old one.
+        self.addr += n;
+        self.len -= n;
+        Ok(())
+    }
+    // ANCHOR_END: writer
+}

@@ -1,0 +1,14 @@
+// Sharing a value that is not `Sync` between threads: an `Arc<T>` is
+// `Send` only if `T: Sync`, and `Cell` is not (its `set` is not atomic).
+// ANCHOR: case
+use core::cell::Cell;
+
+use kernel::prelude::*;
+use kernel::sync::Arc;
+use kernel::task::Task;
+
+fn share_a_cell() -> Result<Task> {
+    let shared = Arc::new(Cell::new(0u64), GFP_KERNEL)?;
+    Task::spawn(kernel::c_str!("cell"), move || shared.set(shared.get() + 1))
+}
+// ANCHOR_END: case

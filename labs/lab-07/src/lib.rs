@@ -1,0 +1,122 @@
+//! Lab 07: a misc device with read and write. Complete `read` and `write`
+//! (the `TODO`s); the book's chapter "Character and misc devices" explains
+//! the user-memory API they use.
+//!
+//! `/dev/scratch` is a small file in memory, shared by every open: a
+//! write stores bytes at the file position, a read returns them. Each open
+//! has its own position; opening with `O_TRUNC` (as the shell's `>` does)
+//! empties the buffer.
+
+#![no_std]
+
+use core::pin::Pin;
+
+use kernel::file::{File, FileOperations, IoctlCommand, SeekFrom};
+use kernel::miscdev;
+use kernel::prelude::*;
+use kernel::sync::{Arc, Mutex};
+use kernel::user::{UserSliceReader, UserSliceWriter};
+use kernel::{c_str, ioctl, new_mutex};
+
+module! {
+    type: Scratch,
+    name: "scratch",
+    author: "Rust kernel workbook",
+    description: "A misc device holding a small shared buffer",
+    license: "GPL",
+}
+
+/// The most bytes the device holds.
+const CAPACITY: usize = 4096;
+
+/// `O_TRUNC` and `O_APPEND` from `include/uapi/asm-generic/fcntl.h`.
+const O_TRUNC: u32 = 0o1000;
+const O_APPEND: u32 = 0o2000;
+
+/// `SCRATCH_CLEAR`: empties the buffer.
+const SCRATCH_CLEAR: u32 = ioctl::io(b'S', 1);
+
+// ANCHOR: state
+/// The buffer, shared by every open of the device.
+type Shared = Arc<Mutex<KVec<u8>>>;
+
+/// One open of `/dev/scratch`.
+struct ScratchFile {
+    buffer: Shared,
+}
+// ANCHOR_END: state
+
+// ANCHOR: file_ops
+impl FileOperations for ScratchFile {
+    type OpenData = Shared;
+
+    fn open(shared: &Shared, file: &File) -> Result<Self> {
+        if file.flags() & O_TRUNC != 0 {
+            shared.lock().clear();
+        }
+        Ok(ScratchFile {
+            buffer: shared.clone(),
+        })
+    }
+    // ANCHOR_END: file_ops
+
+    fn read(&self, _file: &File, writer: &mut UserSliceWriter, offset: u64) -> Result<usize> {
+        // TODO: copy the bytes of the buffer from `offset` on (at most
+        // `writer.len()` of them) to user space with `writer.write_slice`,
+        // and return how many. An offset at or past the end reads 0 bytes.
+        let _ = (writer, offset);
+        Err(EINVAL)
+    }
+
+    fn write(&self, file: &File, reader: &mut UserSliceReader, offset: u64) -> Result<usize> {
+        // TODO: store the bytes user space wrote (`reader.read_slice`) at
+        // `offset` (at the end if the file was opened with O_APPEND),
+        // growing the buffer up to CAPACITY bytes, and return how many
+        // were taken. Never allocate more than CAPACITY, whatever
+        // `reader.len()` says.
+        let _ = (file, reader, offset, O_APPEND);
+        Err(EINVAL)
+    }
+
+    // ANCHOR: seek
+    fn seek(&self, _file: &File, pos: SeekFrom) -> Result<u64> {
+        match pos {
+            SeekFrom::Start(offset) => Ok(offset),
+            // The file position lives in the VFS's `struct file`; without
+            // it, only absolute seeks are offered here.
+            SeekFrom::Current(_) | SeekFrom::End(_) => Err(EINVAL),
+        }
+    }
+    // ANCHOR_END: seek
+
+    // ANCHOR: ioctl
+    fn ioctl(&self, _file: &File, cmd: IoctlCommand) -> Result<i32> {
+        match cmd.cmd {
+            SCRATCH_CLEAR => {
+                self.buffer.lock().clear();
+                Ok(0)
+            }
+            _ => Err(ENOTTY),
+        }
+    }
+    // ANCHOR_END: ioctl
+}
+
+struct Scratch {
+    _dev: Pin<KBox<miscdev::Registration<ScratchFile>>>,
+}
+
+impl kernel::Module for Scratch {
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        let buffer: Shared = Arc::pin_init(new_mutex!(KVec::new()), GFP_KERNEL)?;
+        let dev = miscdev::Registration::new_pinned(c_str!("scratch"), buffer, module)?;
+        pr_info!("registered /dev/scratch\n");
+        Ok(Scratch { _dev: dev })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        pr_info!("unregistered\n");
+    }
+}
