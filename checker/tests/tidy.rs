@@ -121,8 +121,10 @@ fn no_trailing_whitespace() {
         ) || file
             .file_name()
             .is_some_and(|n| n == "Makefile" || n == "Kbuild");
-        // Snapshots hold real output, whitespace included.
-        let is_snapshot = file.components().any(|c| c.as_os_str() == "expected");
+        // Snapshots and captured reports hold real output, whitespace included.
+        let is_snapshot = file.components().any(|c| {
+            ["expected", "snapshots", "reports"].contains(&c.as_os_str().to_str().unwrap_or(""))
+        });
         if !is_text || is_snapshot {
             continue;
         }
