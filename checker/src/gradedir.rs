@@ -32,8 +32,8 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
-use crate::accel::AccelChoice;
 use crate::jobs::{self, Job};
+use crate::run::GuestArgs;
 use crate::{lab, setup, vm, workspace};
 
 /// A submission found in the grading folder.
@@ -322,12 +322,8 @@ pub struct GradeArgs {
     /// Runs at once (default: the number of CPUs).
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Time limit of each guest run in seconds.
-    #[arg(long, value_name = "SECS")]
-    pub timeout: Option<u64>,
-    /// Accelerator (default: CHECKER_ACCEL, else auto).
-    #[arg(long, value_enum)]
-    pub accel: Option<AccelChoice>,
+    #[command(flatten)]
+    pub guest: GuestArgs,
     /// Where the reports and logs go (default: target/checker/grade).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -357,7 +353,7 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
             args.dir.display()
         );
     }
-    let flags = jobs::child_flags(false, args.timeout, args.accel);
+    let flags = jobs::child_flags(false, args.guest);
     let mut all = Vec::new();
     let mut entries_err = Vec::new();
     for sub in &subs {

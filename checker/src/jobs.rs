@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::accel::AccelChoice;
 use crate::report::{self, Entry, LabResult};
+use crate::run::GuestArgs;
 use crate::{lab, setup, vm, workspace};
 
 /// One child run.
@@ -240,32 +240,24 @@ pub struct RunArgs {
     /// Runs at once (default: the number of CPUs).
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Time limit of each guest run in seconds.
-    #[arg(long, value_name = "SECS")]
-    pub timeout: Option<u64>,
-    /// Accelerator (default: CHECKER_ACCEL, else auto).
-    #[arg(long, value_enum)]
-    pub accel: Option<AccelChoice>,
+    #[command(flatten)]
+    pub guest: GuestArgs,
     /// Where the reports go (default: target/checker/reports/run).
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
 }
 
 /// Common flags of a child `checker lab`.
-pub fn child_flags(
-    solution: bool,
-    timeout: Option<u64>,
-    accel: Option<AccelChoice>,
-) -> Vec<OsString> {
+pub fn child_flags(solution: bool, guest: GuestArgs) -> Vec<OsString> {
     let mut v: Vec<OsString> = Vec::new();
     if solution {
         v.push("--solution".into());
     }
-    if let Some(t) = timeout {
+    if let Some(t) = guest.timeout {
         v.push("--timeout".into());
         v.push(t.to_string().into());
     }
-    if let Some(a) = accel {
+    if let Some(a) = guest.accel {
         v.push("--accel".into());
         let name = clap::ValueEnum::to_possible_value(&a)
             .map(|v| v.get_name().to_owned())
@@ -335,7 +327,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<bool> {
             None => bail!("name a lab (checker run lab-01) or give --all"),
         }
     };
-    let flags = child_flags(args.solution, args.timeout, args.accel);
+    let flags = child_flags(args.solution, args.guest);
     // Install what is missing once, before any child does.
     setup::ensure(&setup::Options {
         book: false,

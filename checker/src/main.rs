@@ -7,9 +7,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
-use checker::accel::AccelChoice;
 use checker::lab::Lab;
-use checker::run::{self, LabOptions};
+use checker::run::{self, GuestArgs};
 use checker::{setup, vm, workspace};
 
 /// Sets up the machine, builds a lab's kernel module, runs it in a QEMU
@@ -37,12 +36,8 @@ enum Cmd {
         /// Build the reference solution (SOLUTION=1) instead of the student's code.
         #[arg(long)]
         solution: bool,
-        /// Time limit of the guest run in seconds (default: lab.toml, else 60).
-        #[arg(long, value_name = "SECS")]
-        timeout: Option<u64>,
-        /// Accelerator (default: CHECKER_ACCEL, else auto).
-        #[arg(long, value_enum)]
-        accel: Option<AccelChoice>,
+        #[command(flatten)]
+        guest: GuestArgs,
         /// Keep the guest's temporary folder (initramfs, console and result logs).
         #[arg(long)]
         keep: bool,
@@ -82,12 +77,8 @@ enum Cmd {
     /// Check every lab: its solution must pass and its skeleton must fail;
     /// then every sample (drivers/*/lab.toml) must pass.
     Verify {
-        /// Time limit of each guest run in seconds.
-        #[arg(long, value_name = "SECS")]
-        timeout: Option<u64>,
-        /// Accelerator (default: CHECKER_ACCEL, else auto).
-        #[arg(long, value_enum)]
-        accel: Option<AccelChoice>,
+        #[command(flatten)]
+        guest: GuestArgs,
     },
 }
 
@@ -121,8 +112,7 @@ fn real_main(cli: Cli) -> Result<bool> {
         Cmd::Lab {
             name,
             solution,
-            timeout,
-            accel,
+            guest,
             keep,
             lab_dir,
             step,
@@ -189,12 +179,7 @@ fn real_main(cli: Cli) -> Result<bool> {
                 (choice, Ok(r)) => checker::debugkernel::toolchain_for(choice, tc, r)?,
                 (_, Err(e)) => anyhow::bail!("--kernel debug needs the workspace: {e}"),
             };
-            let opts = LabOptions {
-                solution,
-                timeout,
-                accel: run::accel_choice(accel)?,
-                keep,
-            };
+            let opts = guest.lab_options(solution, keep)?;
             let report = run::run_lab(root.as_deref().ok(), &lab, &tc, &opts)?;
             if let Some(path) = result_json {
                 checker::report::LabResult::from_report(&report).write(&path)?;
@@ -218,16 +203,11 @@ fn real_main(cli: Cli) -> Result<bool> {
             print!("{}", checker::sizes::run(&root, &tc.kdir)?);
             Ok(true)
         }
-        Cmd::Verify { timeout, accel } => {
+        Cmd::Verify { guest } => {
             vm::install_interrupt_handler()?;
             let root = workspace::root()?;
             let tc = ensure_quiet()?;
-            let opts = LabOptions {
-                solution: true,
-                timeout,
-                accel: run::accel_choice(accel)?,
-                keep: false,
-            };
+            let opts = guest.lab_options(true, false)?;
             let rows = run::verify(&root, &tc, &opts)?;
             run::print_verify(&rows);
             Ok(!rows.is_empty() && rows.iter().all(|r| r.ok()))

@@ -34,6 +34,29 @@ pub struct LabOptions {
     pub keep: bool,
 }
 
+/// The flags of every command that boots guests: `--timeout` and `--accel`.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct GuestArgs {
+    /// Time limit of each guest run in seconds (default: lab.toml, else 60).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Accelerator (default: CHECKER_ACCEL, else auto).
+    #[arg(long, value_enum)]
+    pub accel: Option<AccelChoice>,
+}
+
+impl GuestArgs {
+    /// The options of one lab run with these flags.
+    pub fn lab_options(self, solution: bool, keep: bool) -> Result<LabOptions> {
+        Ok(LabOptions {
+            solution,
+            timeout: self.timeout,
+            accel: accel_choice(self.accel)?,
+            keep,
+        })
+    }
+}
+
 /// How the build went.
 #[derive(Debug, Clone)]
 pub struct BuildOutcome {
@@ -95,7 +118,7 @@ pub fn color() -> bool {
 }
 
 /// The accelerator choice from `--accel`, else `CHECKER_ACCEL`, else auto.
-pub fn accel_choice(flag: Option<AccelChoice>) -> Result<AccelChoice> {
+fn accel_choice(flag: Option<AccelChoice>) -> Result<AccelChoice> {
     match flag {
         Some(c) => Ok(c),
         None => match std::env::var("CHECKER_ACCEL") {
