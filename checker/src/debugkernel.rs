@@ -159,6 +159,16 @@ pub enum KernelChoice {
     Debug,
 }
 
+impl KernelChoice {
+    /// The value of `--kernel` that selects it.
+    pub fn arg(self) -> &'static str {
+        match self {
+            KernelChoice::Debian => "debian",
+            KernelChoice::Debug => "debug",
+        }
+    }
+}
+
 /// The toolchain for `choice`: `base` itself for Debian's kernel; for the
 /// debug kernel, its tree and images (built first when not cached).
 pub fn toolchain_for(choice: KernelChoice, base: Toolchain, workspace: &Path) -> Result<Toolchain> {

@@ -13,6 +13,12 @@
 //! run it must be empty and no process may still use it, which shows that
 //! every QEMU was stopped and every temporary folder removed. The fixture
 //! `healthy` runs last, after all the broken ones, and must pass.
+//!
+//! `checker fixtures --kernel debug` runs, on the debug kernel, the
+//! fixtures that hold a `debug-verdict.txt`: the bugs Debian's kernel cannot
+//! see, which KASAN, lockdep, kmemleak or the atomic-sleep check must catch.
+//! Their verdict line also names the report ([`report_headline`]), so a run
+//! that fails for another reason does not count.
 
 use std::ffi::OsString;
 use std::fs;
@@ -20,12 +26,21 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use crate::debugkernel::KernelChoice;
 use crate::jobs::{self, Job};
 use crate::report::LabResult;
-use crate::{setup, vm, workspace};
+use crate::{debugkernel, setup, vm, workspace};
 
 /// The fixture that runs last and must pass.
 pub const HEALTHY: &str = "healthy";
+
+/// The verdict file of a fixture for each guest kernel.
+pub fn verdict_file(kernel: KernelChoice) -> &'static str {
+    match kernel {
+        KernelChoice::Debian => "verdict.txt",
+        KernelChoice::Debug => "debug-verdict.txt",
+    }
+}
 
 /// `checker fixtures`.
 #[derive(Debug, Clone, clap::Args)]
@@ -35,9 +50,13 @@ pub struct FixturesArgs {
     /// Runs at once (default: the number of CPUs).
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Write each fixture's verdict.txt from this run.
+    /// Write each fixture's verdict.txt (debug-verdict.txt) from this run.
     #[arg(long)]
     pub update: bool,
+    /// Guest kernel: Debian's (every fixture), or the debug kernel (the
+    /// fixtures with a debug-verdict.txt).
+    #[arg(long, value_enum, default_value_t)]
+    pub kernel: KernelChoice,
 }
 
 /// Fixture folders under `<root>/checker/fixtures`, sorted, `healthy` last.
@@ -52,9 +71,33 @@ pub fn all_fixtures(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(v)
 }
 
-/// The verdict line compared with `verdict.txt`.
-pub fn verdict_line(r: &LabResult) -> String {
-    format!("{}; {}/{} points", r.verdict.short(), r.earned, r.points)
+/// The verdict line compared with `verdict.txt` (Debian's kernel) or
+/// `debug-verdict.txt`, which also names the report that decided it.
+pub fn verdict_line(r: &LabResult, kernel: KernelChoice) -> String {
+    let line = format!("{}; {}/{} points", r.verdict.short(), r.earned, r.points);
+    match (kernel, &r.verdict.line) {
+        (KernelChoice::Debug, Some(report)) => format!("{line}; {}", report_headline(report)),
+        _ => line,
+    }
+}
+
+/// The stable start of a crash line: its words up to the first one that
+/// holds a number (an address, a PID, an offset, a line number), without a
+/// trailing `in`, `at` or colon. `KASAN: BUG: KASAN: use-after-free in
+/// fx_init+0x98/0x1000 [fx_uaf]` becomes `KASAN: BUG: KASAN: use-after-free`.
+pub fn report_headline(line: &str) -> String {
+    let mut words: Vec<&str> = line
+        .split_whitespace()
+        .take_while(|w| !w.chars().any(|c| c.is_ascii_digit()))
+        .collect();
+    while let Some(last) = words.last() {
+        if matches!(*last, "in" | "at" | "by") {
+            words.pop();
+        } else {
+            break;
+        }
+    }
+    words.join(" ").trim_end_matches(':').to_owned()
 }
 
 fn processes_using(path: &Path) -> Vec<String> {
@@ -84,16 +127,25 @@ pub fn run_cmd(args: &FixturesArgs) -> Result<bool> {
         book: false,
         verbose: false,
     })?;
+    let verdict_name = verdict_file(args.kernel);
     let mut dirs = all_fixtures(&root)?;
+    if args.kernel == KernelChoice::Debug {
+        // Built once here, not by two runs at the same time.
+        debugkernel::ensure(&setup::cache_root())?;
+        dirs.retain(|d| d.join(verdict_name).is_file());
+    }
     if !args.names.is_empty() {
         for n in &args.names {
             if !dirs.iter().any(|d| d.ends_with(n)) {
-                bail!("no fixture {n:?} in checker/fixtures");
+                bail!("no fixture {n:?} with a {verdict_name} in checker/fixtures");
             }
         }
         dirs.retain(|d| args.names.iter().any(|n| d.ends_with(n)));
     }
-    let out = root.join("target/checker/fixtures");
+    let out = root.join(match args.kernel {
+        KernelChoice::Debian => "target/checker/fixtures",
+        KernelChoice::Debug => "target/checker/fixtures-debug",
+    });
     let tmp = out.join("tmp");
     if tmp.exists() {
         fs::remove_dir_all(&tmp)?;
@@ -107,7 +159,13 @@ pub fn run_cmd(args: &FixturesArgs) -> Result<bool> {
         Job {
             student: String::new(),
             lab: name.clone(),
-            args: vec![name.clone().into(), "--lab-dir".into(), dir.clone().into()],
+            args: vec![
+                name.clone().into(),
+                "--lab-dir".into(),
+                dir.clone().into(),
+                "--kernel".into(),
+                args.kernel.arg().into(),
+            ],
             cwd: root.clone(),
             log: out.join("logs").join(format!("{name}.txt")),
             result: out.join("logs").join(format!("{name}.json")),
@@ -140,8 +198,8 @@ pub fn run_cmd(args: &FixturesArgs) -> Result<bool> {
     let mut ok = true;
     for (dir, e) in broken.iter().chain(&last).zip(&entries) {
         let r = &e.result;
-        let got = verdict_line(r);
-        let file = dir.join("verdict.txt");
+        let got = verdict_line(r, args.kernel);
+        let file = dir.join(verdict_name);
         let want = fs::read_to_string(&file).unwrap_or_default();
         let want = want.trim();
         let same = want == got;
@@ -192,17 +250,23 @@ pub fn run_cmd(args: &FixturesArgs) -> Result<bool> {
 
 /// The table of fixtures and their expected verdicts, as the book shows it.
 pub fn verdict_table(root: &Path) -> Result<String> {
-    let mut out =
-        String::from("| Fixture | The module | Verdict on Debian's kernel |\n|---|---|---|\n");
+    let mut out = String::from(
+        "| Fixture | The module | Verdict on Debian's kernel | On the debug kernel |\n|---|---|---|---|\n",
+    );
     for dir in all_fixtures(root)? {
         let lab = crate::lab::Lab::load(&dir)?;
         let title = lab.config.title.trim_start_matches("Fixture: ").to_owned();
-        let verdict = fs::read_to_string(dir.join("verdict.txt")).unwrap_or_default();
+        let verdict = |kernel| {
+            fs::read_to_string(dir.join(verdict_file(kernel)))
+                .map(|v| format!("`{}`", v.trim()))
+                .unwrap_or_else(|_| "not run".into())
+        };
         out.push_str(&format!(
-            "| `{}` | {} | `{}` |\n",
+            "| `{}` | {} | {} | {} |\n",
             lab.name,
             title,
-            verdict.trim()
+            verdict(KernelChoice::Debian),
+            verdict(KernelChoice::Debug),
         ));
     }
     Ok(out)
@@ -217,5 +281,34 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let table = verdict_table(&root).unwrap();
         expect_test::expect_file!["../tests/snapshots/fixture-verdicts.md"].assert_eq(&table);
+    }
+
+    #[test]
+    fn report_headlines_leave_out_what_changes_between_runs() {
+        let cases = [
+            (
+                "KASAN: BUG: KASAN: use-after-free in fx_init+0x98/0x1000 [fx_uaf]",
+                "KASAN: BUG: KASAN: use-after-free",
+            ),
+            (
+                "sleep in atomic context: BUG: scheduling while atomic: insmod/93/0x00000002",
+                "sleep in atomic context: BUG: scheduling while atomic",
+            ),
+            (
+                "sleep in atomic context: BUG: sleeping function called from invalid context at kernel/locking/mutex.c:580",
+                "sleep in atomic context: BUG: sleeping function called from invalid context",
+            ),
+            (
+                "kmemleak: unreferenced object 0xffff888004a3c000 (size 65536):",
+                "kmemleak: unreferenced object",
+            ),
+            (
+                "lockdep: WARNING: possible recursive locking detected",
+                "lockdep: WARNING: possible recursive locking detected",
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(report_headline(line), want, "{line}");
+        }
     }
 }

@@ -38,6 +38,9 @@ pub enum Failure {
     GuestStopped,
     /// The step never started (an earlier step hung or crashed the guest).
     NotRun,
+    /// Its output matched, but the kernel reported a crash, a warning or a
+    /// debug tool's finding while it ran.
+    KernelReport,
 }
 
 /// The verdict of one step.
@@ -107,6 +110,20 @@ pub fn apply_depends(lab: &Lab, grades: &mut [StepGrade]) {
         let failed = grades[..i].iter().any(|g| g.name == dep && !g.passed());
         if failed {
             grades[i].verdict = Verdict::Skipped(dep.to_owned());
+        }
+    }
+}
+
+/// Fails the step `crash` happened in, when its snapshot matched: a step
+/// whose output is right but which oopsed, warned or (on the debug kernel)
+/// leaked or used freed memory has not passed.
+pub fn fail_reported_step(grades: &mut [StepGrade], crash: &Crash) {
+    let Some((index, _)) = &crash.step else {
+        return;
+    };
+    if let Some(g) = grades.iter_mut().find(|g| g.index == *index) {
+        if g.passed() {
+            g.verdict = Verdict::Fail(Failure::KernelReport);
         }
     }
 }
@@ -430,5 +447,60 @@ mod tests {
         .assert_eq(&shown.join("\n"));
         let grades = grade_steps(&lab, &t, false, false);
         assert_eq!(grades[2].verdict, Verdict::Fail(Failure::GuestStopped));
+    }
+
+    #[test]
+    fn a_reported_problem_fails_its_step_and_skips_its_dependents() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("lab.toml"),
+            "title='t'\nchapter='c.md'\nmodules=['m']\n\
+             [[step]]\nname='load'\nrun='insmod /lab/m.ko'\n\
+             [[step]]\nname='use'\nrun='cat /dev/m'\n\
+             [[step]]\nname='unload'\nrun='rmmod m'\ndepends='use'\n",
+        )
+        .unwrap();
+        let lab = Lab::load(dir.path()).unwrap();
+        let mut grades: Vec<StepGrade> = (0..3)
+            .map(|index| StepGrade {
+                index,
+                name: lab.config.steps[index].name.clone(),
+                time: None,
+                actual: None,
+                expected_path: lab.expected_path(index),
+                verdict: Verdict::Pass,
+                log: None,
+                points: 1,
+                hint: None,
+            })
+            .collect();
+        let crash = Crash {
+            line: "KASAN: BUG: KASAN: use-after-free in m_read".into(),
+            step: Some((1, "use".into())),
+            excerpt: String::new(),
+        };
+        fail_reported_step(&mut grades, &crash);
+        apply_depends(&lab, &mut grades);
+        let shown: Vec<String> = grades
+            .iter()
+            .map(|g| format!("{} {:?} {}", g.name, g.verdict, g.earned()))
+            .collect();
+        expect![[r#"
+            load Pass 1
+            use Fail(KernelReport) 0
+            unload Skipped("use") 0"#]]
+        .assert_eq(&shown.join("\n"));
+
+        // A report before the first step (or after the last one) has no step.
+        let mut untouched = grades.clone();
+        untouched[0].verdict = Verdict::Pass;
+        fail_reported_step(
+            &mut untouched,
+            &Crash {
+                step: None,
+                ..crash
+            },
+        );
+        assert_eq!(untouched[0].verdict, Verdict::Pass);
     }
 }

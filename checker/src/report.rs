@@ -82,11 +82,24 @@ impl Verdict {
     }
 }
 
-/// What kind of crash a console line reports: `kernel-panic`, `oops` (a
-/// fault in kernel code: NULL dereference, general protection fault),
-/// `bug` (another `BUG:` report, such as scheduling while atomic or a soft
-/// lockup), `warning` (`WARNING:`), else `crash`.
+/// What kind of crash a console line reports: the debug kernel's tool
+/// when one of them made the report (`kasan`, `lockdep`, `atomic-sleep`,
+/// `memory-leak`), `kernel-panic`, `oops` (a fault in kernel code: NULL
+/// dereference, general protection fault), `bug` (another `BUG:` report,
+/// such as scheduling while atomic or a soft lockup), `warning`
+/// (`WARNING:`), else `crash`.
 pub fn crash_kind(line: &str) -> &'static str {
+    use crate::debugkernel::Tool;
+    for (tool, word) in [
+        (Tool::Kasan, "kasan"),
+        (Tool::Lockdep, "lockdep"),
+        (Tool::AtomicSleep, "atomic-sleep"),
+        (Tool::Kmemleak, "memory-leak"),
+    ] {
+        if line.starts_with(&format!("{tool}: ")) {
+            return word;
+        }
+    }
     if line.contains("Kernel panic") {
         "kernel-panic"
     } else if line.contains("Oops")
@@ -239,6 +252,7 @@ fn step_result(g: &StepGrade) -> StepResult {
                     Failure::TimedOut => "the time limit expired during this step",
                     Failure::GuestStopped => "the guest stopped during this step",
                     Failure::NotRun => "not run: an earlier step stopped the guest",
+                    Failure::KernelReport => "the kernel reported a problem during this step",
                 }
                 .to_owned(),
             ),

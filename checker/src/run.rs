@@ -399,12 +399,10 @@ pub fn run_lab(
         grade::grade_steps(lab, &run.transcript, timed_out, grade::update_requested());
     host_steps.extend(guest_grades);
     let mut steps = host_steps;
-    grade::apply_depends(lab, &mut steps);
     // The whole console and result channel stay next to the build log.
     let console_log = work.join("console.log");
     let _ = fs::write(&console_log, &run.console);
     let _ = fs::write(work.join("results.log"), &run.results_text);
-    // The guest numbers its steps from the first guest step.
     // The debug kernel's tools say precisely what went wrong; their reports
     // come first. kmemleak's scan after the last step is only seen here.
     let debug_report = if tc.debug {
@@ -421,12 +419,17 @@ pub fn run_lab(
     } else {
         run.console.clone()
     };
+    // The guest numbers its steps from the first guest step.
     let crash = debug_report
         .or_else(|| grade::find_crash(&console))
         .map(|mut crash| {
             crash.step = crash.step.map(|(i, name)| (first_guest + i, name));
             crash
         });
+    if let Some(crash) = &crash {
+        grade::fail_reported_step(&mut steps, crash);
+    }
+    grade::apply_depends(lab, &mut steps);
 
     if timed_out {
         let at = match run.transcript.unfinished() {
@@ -510,6 +513,9 @@ pub fn print_report(r: &LabReport, color: bool) {
             Verdict::Fail(Failure::TimedOut) => "  (time-out)".into(),
             Verdict::Fail(Failure::GuestStopped) => "  (the guest stopped during this step)".into(),
             Verdict::Fail(Failure::NotRun) => "  (not run)".into(),
+            Verdict::Fail(Failure::KernelReport) => {
+                "  (the output matched, but the kernel reported a problem: see CRASH)".into()
+            }
             Verdict::Skipped(dep) => {
                 format!("  (skipped: it needs step {dep:?}, which did not pass)")
             }
