@@ -204,14 +204,8 @@ pub fn source_version(say: &dyn Fn(&str)) -> Result<String> {
         return Ok(v);
     }
     say(&format!("vm-debug: installing {SOURCE_PACKAGE} (apt-get)"));
-    let status = Command::new("apt-get")
-        .args(["install", "-y", "-q", SOURCE_PACKAGE])
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .status()
-        .context("cannot run apt-get")?;
-    if !status.success() {
-        bail!("apt-get install {SOURCE_PACKAGE} failed (run as root, after apt-get update)");
-    }
+    crate::setup::install_packages(&[SOURCE_PACKAGE.to_owned()])
+        .with_context(|| format!("cannot install {SOURCE_PACKAGE}; retry with `make vm-debug`"))?;
     installed_version().with_context(|| format!("{SOURCE_PACKAGE} is still not installed"))
 }
 

@@ -321,6 +321,13 @@ fn privileged(program: &str) -> Command {
     }
 }
 
+/// `apt-get update`, then `apt-get install` of `packages` (with `sudo`
+/// when not root), for the parts of the set-up that are installed later
+/// (the debug kernel's source).
+pub fn install_packages(packages: &[String]) -> Result<()> {
+    Apt::new().install(packages)
+}
+
 /// apt-get with `apt-get update` run at most once, only when needed.
 struct Apt {
     updated: bool,

@@ -125,14 +125,13 @@ unsafe impl<T: FileOperations> OpenAdapter<T::OpenData> for Registration<T> {
         inode: *mut bindings::inode,
         _file: *mut bindings::file,
     ) -> *const T::OpenData {
-        // SAFETY: `i_cdev` is the `cdev` field of a `Registration<T>` (see
-        // above), so stepping back by its offset gives the registration.
-        unsafe {
-            // `i_cdev` is in an anonymous union (with `i_pipe`, `i_link`).
-            let cdev = (*inode).__bindgen_anon_4.i_cdev.cast::<u8>();
-            let reg = cdev.sub(core::mem::offset_of!(Self, cdev)).cast::<Self>();
-            addr_of_mut!((*reg).open_data)
-        }
+        // SAFETY: the caller passes a live inode of this device; `i_cdev`
+        // is in an anonymous union (with `i_pipe`, `i_link`).
+        let cdev = unsafe { (*inode).__bindgen_anon_4.i_cdev };
+        let reg = crate::container_of!(cdev.cast::<Opaque<bindings::cdev>>(), Self, cdev);
+        // SAFETY: `i_cdev` is the `cdev` field of a live `Registration<T>`
+        // (see above), so `reg` points at that registration.
+        unsafe { addr_of_mut!((*reg).open_data) }
     }
 }
 

@@ -32,5 +32,35 @@ pub mod user;
 
 mod panic;
 
+/// The address of the `$Type` whose field `$field` is at `$ptr`: C's
+/// `container_of`, for callbacks that get a pointer to a struct embedded in
+/// one of ours (a `cdev`, a `miscdevice`).
+///
+/// `$ptr` must have the field's type (`*const` or `*mut`), which the
+/// compiler checks. Computing the address is safe (it wraps and reads
+/// nothing); dereferencing it is not, and is sound only when `$ptr` points
+/// at the `$field` of a live `$Type`.
+#[macro_export]
+macro_rules! container_of {
+    ($ptr:expr, $Type:ty, $field:ident) => {{
+        let field_ptr = $ptr;
+        let container = field_ptr
+            .cast::<u8>()
+            .wrapping_sub(::core::mem::offset_of!($Type, $field))
+            .cast::<$Type>();
+        if false {
+            // SAFETY: never runs; it makes the compiler check that `$ptr`
+            // has the type of a pointer to `$Type::$field`.
+            $crate::__same_pointee(field_ptr, unsafe {
+                ::core::ptr::addr_of!((*container).$field)
+            });
+        }
+        container
+    }};
+}
+
+#[doc(hidden)]
+pub fn __same_pointee<T>(_: *const T, _: *const T) {}
+
 pub use module::{Module, ThisModule};
 pub use module_macro::module;

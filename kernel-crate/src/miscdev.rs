@@ -99,6 +99,7 @@ impl<T: FileOperations> Registration<T> {
     }
 }
 
+// ANCHOR: open_adapter
 // SAFETY: `misc_open` stores the `struct miscdevice` in `private_data`
 // before it calls our `open`, and holds `misc_mtx`, which
 // `misc_deregister` takes too: the registration outlives the callback.
@@ -107,16 +108,15 @@ unsafe impl<T: FileOperations> OpenAdapter<T::OpenData> for Registration<T> {
         _inode: *mut bindings::inode,
         file: *mut bindings::file,
     ) -> *const T::OpenData {
-        // SAFETY: see above: `private_data` is the `mdev` field of a
-        // `Registration<T>`, so stepping back by its offset gives the
-        // registration.
-        unsafe {
-            let mdev = (*file).private_data.cast::<u8>();
-            let reg = mdev.sub(core::mem::offset_of!(Self, mdev)).cast::<Self>();
-            addr_of_mut!((*reg).open_data)
-        }
+        // SAFETY: the caller passes the file being opened.
+        let mdev = unsafe { (*file).private_data };
+        let reg = crate::container_of!(mdev.cast::<Opaque<bindings::miscdevice>>(), Self, mdev);
+        // SAFETY: see above: `private_data` is the `mdev` field of a live
+        // `Registration<T>`, so `reg` points at that registration.
+        unsafe { addr_of_mut!((*reg).open_data) }
     }
 }
+// ANCHOR_END: open_adapter
 
 impl<T: FileOperations> Drop for Registration<T> {
     fn drop(&mut self) {
