@@ -619,10 +619,20 @@ mod tests {
 
     #[test]
     fn lab_toml_keys() {
-        use crate::lab::{parse, parse_nth};
-        assert_eq!(parse_nth("1-3, 7,10-10"), Ok(vec![1, 2, 3, 7, 10]));
-        assert!(parse_nth("0").is_err() && parse_nth("3-1").is_err() && parse_nth("x").is_err());
-        assert!(parse_nth("1-20000").is_err());
+        use crate::lab::{failslab_target, parse};
+        assert_eq!(
+            failslab_target("insmod /lab/m.ko count=3 name=x"),
+            Ok(("m".into(), "/lab/m.ko".into(), "count=3 name=x".into()))
+        );
+        for bad in [
+            "rmmod m",
+            "insmod",
+            "insmod m.ko",
+            "insmod /lab/.ko",
+            "insmod /lab/a;b.ko",
+        ] {
+            assert!(failslab_target(bad).is_err(), "{bad}");
+        }
         let head = "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='load'\nrun='insmod /lab/m.ko'\n";
         let check = |steps: &str, expect: expect_test::Expect| {
             let actual = match parse(&format!("{head}{steps}")) {
@@ -659,7 +669,7 @@ mod tests {
             expect.assert_eq(&actual);
         };
         check(
-            "[[step]]\nname='f'\nrun='insmod /lab/m.ko'\nfailslab={nth='1-3',cleanup='rmmod m'}\n[[step]]\nname='k'\nrun='true'\nkernel='debug'\n",
+            "[[step]]\nname='f'\nrun='insmod /lab/m.ko'\nfailslab={first=8}\n[[step]]\nname='k'\nrun='true'\nkernel='debug'\n",
             expect!["debian: load; debug: load f k; last guest command: true"],
         );
         check(
@@ -671,50 +681,50 @@ mod tests {
             expect![[r#"step "k": `kernel = "debian"`: the only choice is "debug""#]],
         );
         check(
-            "[[step]]\nname='f'\nrun='true'\nfailslab={nth='0'}\n",
-            expect![[r#"step "f": failslab `nth`: "0" is not a number from 1"#]],
+            "[[step]]\nname='f'\nrun='true'\nfailslab={}\n",
+            expect![[
+                r#"step "f": failslab: `run` must be `insmod /lab/NAME.ko [PARAMS]`, not "true""#
+            ]],
         );
         check(
-            "[[step]]\nname='f'\nrun='true'\nfailslab={nth='1',times=3}\n",
-            expect!["unknown field `times`, expected `nth` or `cleanup`"],
+            "[[step]]\nname='f'\nrun='insmod /lab/m.ko'\nfailslab={every=0}\n",
+            expect![[r#"step "f": failslab `every` must be 1 or more"#]],
+        );
+        check(
+            "[[step]]\nname='f'\nrun='insmod /lab/m.ko'\nfailslab={nth='1-3'}\n",
+            expect!["unknown field `nth`, expected `first` or `every`"],
         );
     }
 
     #[test]
     fn failslab_command() {
         let c = crate::lab::parse(
-            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='f'\nrun='insmod /lab/m.ko'\nfailslab={nth='1-3,9',cleanup='rmmod m'}\n",
+            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='f'\nrun='insmod /lab/m.ko n=1'\nfailslab={every=25}\n",
         )
         .unwrap();
-        let run = c.steps[0].guest().unwrap().run;
+        let lab = crate::lab::Lab {
+            name: "t".into(),
+            dir: "/nonexistent".into(),
+            config: c,
+        };
+        assert!(lab.has_failslab());
+        let run = lab.config.steps[0].guest().unwrap().run;
         expect![[r#"
             F=/sys/kernel/debug/failslab;
             [ -d $F ] || { echo 'failslab: this kernel has none (checker lab --kernel debug)';
             exit 1;
             };
             echo N >$F/ignore-gfp-wait;
-            echo 1 >$F/verbose;
-            : >/tmp/fs.out;
-            runs=0;
-            sh -c 'eval exec "$0"' 'insmod /lab/m.ko' >/dev/null 2>&1 </dev/null;
-            { rmmod m;
-            } >/dev/null 2>&1 </dev/null;
-            dmesg -c | sed 's/^\[[^]]*\] //' | sort -u >/tmp/fs.base;
-            : >/tmp/fs.log;
-            for n in 1 2 3 9;
-            do runs=$((runs+1));
-            sh -c 'echo "$0" >/proc/self/fail-nth && eval exec "$1"' $n 'insmod /lab/m.ko' >>/tmp/fs.out 2>&1 </dev/null;
-            { rmmod m;
-            } >/dev/null 2>&1 </dev/null;
-            dmesg -c >>/tmp/fs.log;
-            done;
+            echo 0 >$F/verbose_ratelimit_interval_ms;
+            /lab/failnth -f 64 -e 25 m '/lab/m.ko' 'n=1' 2>/tmp/failnth.err;
+            s=$?;
             echo Y >$F/ignore-gfp-wait;
-            echo "failslab: $runs runs, allocation n failing in run n";
-            echo '--- distinct output';
-            sort -u /tmp/fs.out;
-            echo '--- distinct kernel log lines, without those of a run without failures';
-            sed 's/^\[[^]]*\] //' /tmp/fs.log | grep -E '.' | sort -u | grep -v -x -F -f /tmp/fs.base"#]].assert_eq(&run.replace("; ", ";\n"));
-        assert_eq!(c.steps[0].command(), "insmod /lab/m.ko");
+            cat /tmp/failnth.err >/dev/kmsg;
+            dmesg -c >/dev/null;
+            [ $s = 0 ] || cat /tmp/failnth.err;
+            exit $s"#]]
+        .assert_eq(&run.replace("; ", ";\n"));
+        assert_eq!(lab.config.steps[0].command(), "insmod /lab/m.ko n=1");
     }
 
     /// A real console: `vm/debug/demo` on the debug kernel, one bug per step.

@@ -134,28 +134,28 @@ pub struct LabStep {
 /// [[step]]
 /// name = "enomem"
 /// run = "insmod /lab/growvec.ko"
-/// kernel = "debug"              # only on the debug kernel; or:
-/// failslab = { nth = "1-40,100", cleanup = "rmmod growvec" }
+/// kernel = "debug"                      # only on the debug kernel; or:
+/// failslab = { first = 64, every = 25 }
 /// ```
 ///
 /// Debian's kernel has no failslab, KASAN or kmemleak: there, these steps
 /// are left out of the run (and of the score). They come after every other
 /// step, so the snapshot numbers of the others do not depend on the kernel.
 ///
-/// With `failslab`, the command runs once for each `n` of `nth` (numbers and
-/// ranges `a-b`, comma-separated), and each time the `n`-th slab allocation
-/// of its process fails (`/proc/self/fail-nth`, with failslab's
-/// `ignore-gfp-wait` off so that `GFP_KERNEL` allocations count). The
-/// command is run with `exec` (fail-nth belongs to one process): make it one
-/// program, such as `insmod /lab/m.ko`. `cleanup`, run after each run
-/// without failures, puts things back (unloads the module). The step's
-/// output is a summary that does not depend on how many allocations the
-/// kernel makes before the module's: the number of runs, the distinct lines
-/// the command printed and the distinct kernel log lines (timestamps
-/// removed).
+/// With `failslab`, `run` must be `insmod /lab/NAME.ko [PARAMS]`. The
+/// checker's guest tool `failnth` (`vm/failnth.c`) loads the module once
+/// without failures, then once for each allocation call of its init, that
+/// call failing (`/proc/thread-self/fail-nth`, with failslab's
+/// `ignore-gfp-wait` off so that `GFP_KERNEL` allocations count): the
+/// `first` calls from the start of init one by one, then every `every`-th
+/// call to the end of the load. After each load that succeeds it unloads
+/// the module. The step's output does not depend on how many allocations
+/// the kernel makes before the module's: the distinct outcomes of the loads
+/// (`ENOMEM`, `loaded`) and the distinct kernel log lines of the module that
+/// the load without failures did not print (what the error paths said).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DebugStep {
-    /// `failslab`: the allocations to fail, one run each.
+    /// `failslab`: which allocation calls to fail, one load each.
     pub failslab: Option<Failslab>,
 }
 
@@ -163,81 +163,67 @@ pub struct DebugStep {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Failslab {
-    /// Which allocation to fail in each run: `"1-40,100"`.
-    pub nth: String,
-    /// A command run after each run, without failures; its output is dropped.
-    #[serde(default)]
-    pub cleanup: Option<String>,
+    /// How many calls from the start of init fail one by one (default 64).
+    #[serde(default = "Failslab::default_first")]
+    pub first: u32,
+    /// After those, one call in `every` fails (default 1: every call).
+    #[serde(default = "Failslab::default_every")]
+    pub every: u32,
 }
 
-/// The numbers of a `nth` list (`"1-3,10,20-40/10"` gives 1, 2, 3, 10, 20,
-/// 30, 40: `/s` steps through a range), at most 10 000 of them.
-pub fn parse_nth(spec: &str) -> Result<Vec<u32>, String> {
-    let mut out = Vec::new();
-    for part in spec.split(',').map(str::trim) {
-        let num = |t: &str| {
-            t.trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|&n| n >= 1)
-                .ok_or_else(|| format!("`nth`: {t:?} is not a number from 1"))
-        };
-        let (range, step) = match part.split_once('/') {
-            Some((r, s)) => (r, num(s)?),
-            None => (part, 1),
-        };
-        let (a, b) = match range.split_once('-') {
-            Some((a, b)) => (num(a)?, num(b)?),
-            None => (num(range)?, num(range)?),
-        };
-        if a > b || out.len() + ((b - a) / step) as usize >= 10_000 {
-            return Err(format!("`nth`: bad range {part:?}"));
-        }
-        out.extend((a..=b).step_by(step as usize));
+impl Failslab {
+    fn default_first() -> u32 {
+        64
     }
-    Ok(out)
+
+    fn default_every() -> u32 {
+        1
+    }
 }
 
-/// The guest command of a `failslab` step: runs `run` once without
-/// failures (the baseline), then once per `n`. The kernel log lines kept
-/// are those of `modules` (all lines when empty) that the baseline run did
-/// not print: what the error paths said.
-fn failslab_command(run: &str, fs: &Failslab, modules: &[String]) -> String {
+/// The module name, `.ko` path and parameters of a failslab step's `run`
+/// (`insmod /lab/NAME.ko [PARAMS]`).
+pub fn failslab_target(run: &str) -> Result<(String, String, String), String> {
+    let mut words = run.split_whitespace();
+    let (Some("insmod"), Some(path)) = (words.next(), words.next()) else {
+        return Err(format!(
+            "failslab: `run` must be `insmod /lab/NAME.ko [PARAMS]`, not {run:?}"
+        ));
+    };
+    let name = path
+        .strip_prefix("/lab/")
+        .and_then(|p| p.strip_suffix(".ko"))
+        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .ok_or_else(|| format!("failslab: {path:?} is not a module of the lab (/lab/NAME.ko)"))?;
+    let params: Vec<&str> = words.collect();
+    Ok((name.to_owned(), path.to_owned(), params.join(" ")))
+}
+
+/// The guest command of a `failslab` step (see [`DebugStep`]).
+fn failslab_command(run: &str, fs: &Failslab) -> String {
     use crate::results::shell_quote;
-    let nth = parse_nth(&fs.nth)
-        .unwrap_or_default()
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(" ");
-    let cleanup = fs.cleanup.as_deref().unwrap_or("true");
-    let pattern = if modules.is_empty() {
-        ".".to_owned()
-    } else {
-        format!("^({}): ", modules.join("|"))
+    // Checked when the lab was loaded.
+    let Ok((name, path, params)) = failslab_target(run) else {
+        return format!("echo {}; exit 2", shell_quote("failslab: bad `run`"));
     };
     let script = [
         "F=/sys/kernel/debug/failslab;",
         "[ -d $F ] || { echo 'failslab: this kernel has none (checker lab --kernel debug)'; exit 1; };",
-        "echo N >$F/ignore-gfp-wait; echo 1 >$F/verbose; : >/tmp/fs.out; runs=0;",
-        "sh -c 'eval exec \"$0\"' @@RUN@@ >/dev/null 2>&1 </dev/null;",
-        "{ @@CLEANUP@@; } >/dev/null 2>&1 </dev/null;",
-        "dmesg -c | sed 's/^\\[[^]]*\\] //' | sort -u >/tmp/fs.base; : >/tmp/fs.log;",
-        "for n in @@NTH@@; do runs=$((runs+1));",
-        "sh -c 'echo \"$0\" >/proc/self/fail-nth && eval exec \"$1\"' $n @@RUN@@ >>/tmp/fs.out 2>&1 </dev/null;",
-        "{ @@CLEANUP@@; } >/dev/null 2>&1 </dev/null; dmesg -c >>/tmp/fs.log; done;",
+        "echo N >$F/ignore-gfp-wait; echo 0 >$F/verbose_ratelimit_interval_ms;",
+        "/lab/@@TOOL@@ -f @@FIRST@@ -e @@EVERY@@ @@NAME@@ @@PATH@@ @@PARAMS@@ 2>/tmp/failnth.err; s=$?;",
         "echo Y >$F/ignore-gfp-wait;",
-        "echo \"failslab: $runs runs, allocation n failing in run n\";",
-        "echo '--- distinct output'; sort -u /tmp/fs.out;",
-        "echo '--- distinct kernel log lines, without those of a run without failures';",
-        "sed 's/^\\[[^]]*\\] //' /tmp/fs.log | grep -E '@@PATTERN@@' | sort -u | grep -v -x -F -f /tmp/fs.base",
+        // The numbers are for the console log, not the snapshot.
+        "cat /tmp/failnth.err >/dev/kmsg; dmesg -c >/dev/null;",
+        "[ $s = 0 ] || cat /tmp/failnth.err; exit $s",
     ]
     .join(" ");
     script
-        .replace("@@NTH@@", &nth)
-        .replace("@@PATTERN@@", &pattern)
-        .replace("@@CLEANUP@@", cleanup)
-        .replace("@@RUN@@", &shell_quote(run))
+        .replace("@@TOOL@@", crate::guesttools::FAILNTH)
+        .replace("@@FIRST@@", &fs.first.to_string())
+        .replace("@@EVERY@@", &fs.every.to_string())
+        .replace("@@NAME@@", &name)
+        .replace("@@PATH@@", &shell_quote(&path))
+        .replace("@@PARAMS@@", &shell_quote(&params))
 }
 
 /// Where a step runs, and its command.
@@ -321,8 +307,13 @@ impl TryFrom<RawStep> for LabStep {
                 "step {name:?}: `kernel` and `failslab` are for guest (`run`) steps"
             ));
         }
-        if let Some(fs) = debug.as_ref().and_then(|d| d.failslab.as_ref()) {
-            parse_nth(&fs.nth).map_err(|e| format!("step {name:?}: failslab {e}"))?;
+        if let (Some(fs), StepKind::Guest(run)) =
+            (debug.as_ref().and_then(|d| d.failslab.as_ref()), &kind)
+        {
+            failslab_target(run).map_err(|e| format!("step {name:?}: {e}"))?;
+            if fs.every == 0 {
+                return Err(format!("step {name:?}: failslab `every` must be 1 or more"));
+            }
         }
         Ok(LabStep {
             name,
@@ -347,7 +338,7 @@ impl LabStep {
             StepKind::Guest(run) => Some(Step {
                 name: self.name.clone(),
                 run: match self.debug.as_ref().and_then(|d| d.failslab.as_ref()) {
-                    Some(fs) => failslab_command(run, fs, &[]),
+                    Some(fs) => failslab_command(run, fs),
                     None => run.clone(),
                 },
             }),
@@ -449,17 +440,17 @@ impl Lab {
         self.config
             .steps
             .iter()
-            .filter_map(|s| {
-                let mut step = s.guest()?;
-                // A failslab step keeps only the lab's modules' log lines.
-                if let (StepKind::Guest(run), Some(fs)) =
-                    (&s.kind, s.debug.as_ref().and_then(|d| d.failslab.as_ref()))
-                {
-                    step.run = failslab_command(run, fs, &self.config.modules);
-                }
-                Some(step)
-            })
+            .filter_map(LabStep::guest)
             .collect()
+    }
+
+    /// Whether a guest step has a `failslab` table (the guest then needs
+    /// the checker's `failnth`).
+    pub fn has_failslab(&self) -> bool {
+        self.config
+            .steps
+            .iter()
+            .any(|s| s.debug.as_ref().is_some_and(|d| d.failslab.is_some()))
     }
 
     /// The lab index of the first guest step (the number of host steps).

@@ -14,6 +14,7 @@
 //! - [`report`]: JSON and JUnit reports, verdicts, the summary table.
 //! - [`buildcheck`]: rejects modules that contain an allocation-failure
 //!   panic path.
+//! - [`guesttools`]: the checker's own programs in the guest (`failnth`).
 #![forbid(unsafe_code)]
 
 pub mod accel;
@@ -25,6 +26,7 @@ pub mod doctor;
 pub mod fixtures;
 pub mod grade;
 pub mod gradedir;
+pub mod guesttools;
 pub mod jobs;
 pub mod lab;
 pub mod report;

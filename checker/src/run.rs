@@ -359,6 +359,18 @@ pub fn run_lab(
     let guest_steps = lab.guest_steps();
     let first_guest = lab.first_guest_step();
     let steps = &lab.config.steps;
+    let mut programs: Vec<(String, PathBuf)> = lab
+        .config
+        .programs
+        .iter()
+        .map(|p| (p.clone(), lab.dir.join(p)))
+        .collect();
+    if lab.has_failslab() {
+        programs.push((
+            crate::guesttools::FAILNTH.to_owned(),
+            crate::guesttools::failnth()?,
+        ));
+    }
     let cfg = GuestConfig {
         kernel: &tc.boot_kernel,
         modules: lab
@@ -367,12 +379,7 @@ pub fn run_lab(
             .iter()
             .map(|m| (m.clone(), lab.dir.join(format!("{m}.ko"))))
             .collect(),
-        programs: lab
-            .config
-            .programs
-            .iter()
-            .map(|p| (p.clone(), lab.dir.join(p)))
-            .collect(),
+        programs,
         steps: &guest_steps,
         smp: lab.config.smp.unwrap_or(1),
         memory_mb: GUEST_MEMORY_MB,
