@@ -57,14 +57,15 @@ clippy:
 fmt-check:
 	cargo fmt --all --check
 
-# The kernel crate and every lab's solution, through Kbuild with clippy.
+# The kernel crate, every lab's solution, the samples and the Rust
+# fixtures, through Kbuild with clippy.
 kernel-clippy:
 	$(CHECKER) setup --no-book
 	@set -e; for lab in $(LABS); do \
 		echo "clippy: $$lab (solution)"; \
 		$(MAKE) --no-print-directory -s -C labs/$$lab SOLUTION=1 CLIPPY=1; \
 	done
-	@set -e; for dir in $(dir $(wildcard drivers/*/lab.toml)); do \
+	@set -e; for dir in $(dir $(wildcard drivers/*/lab.toml checker/fixtures/*/Cargo.toml)); do \
 		echo "clippy: $$dir"; \
 		$(MAKE) --no-print-directory -s -C $$dir CLIPPY=1; \
 	done

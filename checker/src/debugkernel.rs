@@ -761,6 +761,10 @@ mod tests {
                 Tool::Lockdep,
             ),
             (
+                include_str!("../../vm/debug/reports/lockdep-rust.txt"),
+                Tool::Lockdep,
+            ),
+            (
                 include_str!("../../vm/debug/reports/sleep.txt"),
                 Tool::AtomicSleep,
             ),
