@@ -231,7 +231,21 @@ pub fn ensure(cache: &Path) -> Result<DebugKernel> {
         ));
         return Ok(dk);
     }
-    build(&dk)?;
+    // Two checkers (parallel runs of `--kernel debug`) must not build the
+    // same tree at once: the second waits for the first, then finds it
+    // built. The lock goes when the file is closed, also when we are killed.
+    fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
+    let lock_path = cache.join("debug-kernel.lock");
+    let lock = fs::File::create(&lock_path)
+        .with_context(|| format!("cannot create {}", lock_path.display()))?;
+    if lock.try_lock().is_err() {
+        say("vm-debug: another checker is building the debug kernel; waiting for it");
+        lock.lock()
+            .with_context(|| format!("cannot lock {}", lock_path.display()))?;
+    }
+    if !dk.is_built() {
+        build(&dk)?;
+    }
     Ok(dk)
 }
 
