@@ -8,25 +8,30 @@
  *
  *   failnth [-f FIRST] [-e EVERY] NAME FILE.ko [PARAMS]
  *
+ * Only the calls that failslab may fail count (see `checker/src/lab.rs`):
+ * with failslab's `cache-filter` on and the debug kernel booted with
+ * `slub_debug=A,kmalloc-*`, those are the allocations from the kmalloc
+ * caches, where the module's own come from. kmemleak's bookkeeping, the
+ * vmalloc areas and sysfs nodes, which come from caches of their own and
+ * vary from load to load, are not counted.
+ *
  * 1. A load without failures, with fail-nth set high and read back, counts
  *    the calls the whole load makes (T). It must succeed.
  * 2. A binary search finds B, the first call whose failure the kernel
  *    reports (failslab's `FAULT_INJECTION` line) after the module's first
- *    `NAME: ` line: init has started by then. The kernel makes many calls
- *    whose failure it tolerates, so whether the load fails says little;
- *    the order of the two lines says where the call was. A call that fails
- *    silently (`__GFP_NOWARN`: kmemleak's own bookkeeping, for one) says
- *    nothing, and the search looks at the next one.
+ *    `NAME: ` line: init has started by then. The kernel tolerates the
+ *    failure of some of its own calls, so whether the load fails says
+ *    little; the order of the two lines says where the call was. A call
+ *    that fails silently (`__GFP_NOWARN`) says nothing, and the search
+ *    looks at the next one.
  * 3. One load for each call from B - MARGIN (allocations init makes before
  *    it prints) to B + FIRST, then for every EVERY-th call up to T. The
  *    failure reports are off for these: a report printed in the middle of
  *    a line the module is still writing (pr_cont) would cut it in two.
- *    The kernel does not make exactly the same calls in every load (a
- *    vmalloc preload, say, is there or not), so the n-th call of one load
- *    can be the (n+1)-th of the next; with kmemleak taking every other
- *    call, a load whose failure went unnoticed may have missed the
- *    module's call by one. Up to B + FIRST such a load is tried again, up
- *    to TRIES times.
+ *    Now and then a load makes one call more or less before init than the
+ *    others, and the load after it misses one of the module's calls, so
+ *    the calls up to B + FIRST are swept again until two sweeps in a row
+ *    add no new line (at most PASSES sweeps).
  *
  * It prints what does not depend on how many allocations the kernel makes
  * before the module's: the distinct outcomes of those loads (errno names,
@@ -49,8 +54,8 @@
 #define MARGIN 16
 /* A binary search step looks at most this many calls for one that fails. */
 #define SILENT_MAX 32
-/* Loads for one call up to B + FIRST while its failure goes unnoticed. */
-#define TRIES 3
+/* Sweeps of the calls up to B + FIRST at most. */
+#define PASSES 6
 /* Distinct lines kept. */
 #define LINES_MAX 512
 
@@ -292,6 +297,12 @@ int main(int argc, char **argv)
 	}
 	long total = clean.used;
 
+	if (total == 0) {
+		printf("failnth: the load made no allocation call that failslab may fail "
+		       "(cache-filter on, but no kmalloc cache marked: boot with slub_debug=A,kmalloc-*)\n");
+		return 1;
+	}
+
 	long lo = 1, hi = total + 1; /* B is in [lo, hi] */
 
 	set_verbose("1");
@@ -308,23 +319,39 @@ int main(int argc, char **argv)
 	long start = lo > MARGIN ? lo - MARGIN : 1;
 	long runs = 0;
 
-	for (long n = start; n <= total; n++) {
-		if (n > lo + first && (n - lo - first) % every)
-			continue;
-		int tries = n <= lo + first ? TRIES : 1;
+	/* The first calls of init, one by one, until they say nothing new. */
+	long end = lo + first < total ? lo + first : total;
+	int passes = 0, first_pass_lines = 0;
+	char added_per_pass[64] = "";
 
-		for (int t = 0; t < tries; t++) {
+	for (int quiet = 0; quiet < 2 && passes < PASSES; passes++) {
+		int before = failing.n;
+
+		for (long n = start; n <= end; n++) {
 			struct outcome o = load(n, &failing);
 
 			record(&o);
 			runs++;
-			if (o.err)
-				break;
 		}
+		quiet = failing.n > before ? 0 : quiet + 1;
+		if (passes == 0)
+			first_pass_lines = failing.n;
+		snprintf(added_per_pass + strlen(added_per_pass),
+			 sizeof(added_per_pass) - strlen(added_per_pass), "%s%d",
+			 passes ? "+" : "", failing.n - before);
 	}
+	/* Then every EVERY-th call to the end of the load. */
+	for (long n = end + every; n <= total; n += every) {
+		struct outcome o = load(n, &failing);
+
+		record(&o);
+		runs++;
+	}
+	for (int i = first_pass_lines; i < failing.n; i++)
+		fprintf(stderr, "failnth: found after the first sweep: %s\n", failing.line[i]);
 	fprintf(stderr,
-		"failnth: %ld allocation calls per load; init prints before call %ld; %ld loads from call %ld\n",
-		total, lo, runs, start);
+		"failnth: %ld allocation calls per load; init prints before call %ld; %ld loads from call %ld; new lines in %d sweeps of the first calls: %s\n",
+		total, lo, runs, start, passes, added_per_pass);
 
 	qsort(seen, nseen, sizeof(seen[0]), by_name);
 	printf("failslab: one load per failing allocation call of %s's init\n", name);

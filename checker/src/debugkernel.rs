@@ -729,10 +729,12 @@ mod tests {
             exit 1;
             };
             echo N >$F/ignore-gfp-wait;
+            echo Y >$F/cache-filter;
             echo 0 >$F/verbose_ratelimit_interval_ms;
             /lab/failnth -f 64 -e 25 m '/lab/m.ko' 'n=1' 2>/tmp/failnth.err;
             s=$?;
             echo Y >$F/ignore-gfp-wait;
+            echo N >$F/cache-filter;
             cat /tmp/failnth.err >/dev/kmsg;
             dmesg -c >/dev/null;
             [ $s = 0 ] || cat /tmp/failnth.err;

@@ -146,7 +146,9 @@ pub struct LabStep {
 /// checker's guest tool `failnth` (`vm/failnth.c`) loads the module once
 /// without failures, then once for each allocation call of its init, that
 /// call failing (`/proc/thread-self/fail-nth`, with failslab's
-/// `ignore-gfp-wait` off so that `GFP_KERNEL` allocations count): the
+/// `ignore-gfp-wait` off so that `GFP_KERNEL` allocations count, and its
+/// `cache-filter` on: only the kmalloc caches count, which the debug
+/// kernel's command line marks, see [`crate::vm::DEBUG_CMDLINE`]): the
 /// `first` calls from the start of init one by one, then every `every`-th
 /// call to the end of the load. After each load that succeeds it unloads
 /// the module. The step's output does not depend on how many allocations
@@ -209,9 +211,9 @@ fn failslab_command(run: &str, fs: &Failslab) -> String {
     let script = [
         "F=/sys/kernel/debug/failslab;",
         "[ -d $F ] || { echo 'failslab: this kernel has none (checker lab --kernel debug)'; exit 1; };",
-        "echo N >$F/ignore-gfp-wait; echo 0 >$F/verbose_ratelimit_interval_ms;",
+        "echo N >$F/ignore-gfp-wait; echo Y >$F/cache-filter; echo 0 >$F/verbose_ratelimit_interval_ms;",
         "/lab/@@TOOL@@ -f @@FIRST@@ -e @@EVERY@@ @@NAME@@ @@PATH@@ @@PARAMS@@ 2>/tmp/failnth.err; s=$?;",
-        "echo Y >$F/ignore-gfp-wait;",
+        "echo Y >$F/ignore-gfp-wait; echo N >$F/cache-filter;",
         // The numbers are for the console log, not the snapshot.
         "cat /tmp/failnth.err >/dev/kmsg; dmesg -c >/dev/null;",
         "[ $s = 0 ] || cat /tmp/failnth.err; exit $s",

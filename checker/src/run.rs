@@ -386,6 +386,7 @@ pub fn run_lab(
         timeout: Duration::from_secs(timeout),
         accel,
         keep: opts.keep,
+        extra_cmdline: if tc.debug { vm::DEBUG_CMDLINE } else { "" },
     };
     let total = steps.len();
     let mut on_progress = |p: Progress| match p {

@@ -78,6 +78,8 @@ pub struct GuestConfig<'a> {
     pub accel: Accel,
     /// Keep the temporary folder (its path is in [`GuestRun::kept_dir`]).
     pub keep: bool,
+    /// Added to [`KERNEL_CMDLINE`] (the debug kernel's [`DEBUG_CMDLINE`]).
+    pub extra_cmdline: &'static str,
 }
 
 /// Events reported while the guest runs.
@@ -218,6 +220,11 @@ pub fn has_interpreter(elf: &[u8]) -> bool {
 /// The kernel command line of a lab guest.
 pub const KERNEL_CMDLINE: &str = "console=ttyS0 loglevel=7 panic=-1 rdinit=/init";
 
+/// What the debug kernel's command line adds: the kmalloc caches carry
+/// failslab's mark (`A`), so that a `failslab` step can count only the
+/// allocations that go through `kmalloc` (see `vm/failnth.c`).
+pub const DEBUG_CMDLINE: &str = "slub_debug=A,kmalloc-*";
+
 /// Boots the guest, runs the steps and collects what they reported.
 /// `progress` is called from the poll loop. Returns `Err(Interrupted)` on
 /// Ctrl-C, after killing QEMU and removing the temporary folder.
@@ -251,7 +258,8 @@ pub fn run(cfg: &GuestConfig<'_>, progress: &mut dyn FnMut(Progress)) -> Result<
         .arg(cfg.kernel)
         .arg("-initrd")
         .arg(&initramfs)
-        .args(["-append", KERNEL_CMDLINE])
+        .arg("-append")
+        .arg(format!("{KERNEL_CMDLINE} {}", cfg.extra_cmdline).trim_end())
         .arg("-serial")
         .arg(format!("file:{}", console_path.display()))
         .arg("-serial")
