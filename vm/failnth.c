@@ -117,11 +117,14 @@ static long get_nth(void)
 	return atol(buf);
 }
 
-/* The module's lines of the load without failures, then of the others. */
+/*
+ * Distinct strings: the module's lines of the load without failures, then
+ * of the others; the outcomes of the loads.
+ */
 static struct lines {
 	char *line[LINES_MAX];
 	int n, dropped;
-} baseline, failing;
+} baseline, failing, outcomes;
 
 static int has(const struct lines *l, const char *s)
 {
@@ -222,26 +225,6 @@ static struct outcome load(long n, struct lines *into)
 	return o;
 }
 
-/* The distinct outcomes seen. */
-static char seen[64][32];
-static int nseen;
-
-static void record(const struct outcome *o)
-{
-	const char *s = errno_name(o->err);
-
-	for (int i = 0; i < nseen; i++)
-		if (!strcmp(seen[i], s))
-			return;
-	if (nseen < 64)
-		snprintf(seen[nseen++], sizeof(seen[0]), "%s", s);
-}
-
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
 static int by_line(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -327,12 +310,8 @@ int main(int argc, char **argv)
 	for (int quiet = 0; quiet < 2 && passes < PASSES; passes++) {
 		int before = failing.n;
 
-		for (long n = start; n <= end; n++) {
-			struct outcome o = load(n, &failing);
-
-			record(&o);
-			runs++;
-		}
+		for (long n = start; n <= end; n++, runs++)
+			add(&outcomes, errno_name(load(n, &failing).err));
 		quiet = failing.n > before ? 0 : quiet + 1;
 		if (passes == 0)
 			first_pass_lines = failing.n;
@@ -341,23 +320,19 @@ int main(int argc, char **argv)
 			 passes ? "+" : "", failing.n - before);
 	}
 	/* Then every EVERY-th call to the end of the load. */
-	for (long n = end + every; n <= total; n += every) {
-		struct outcome o = load(n, &failing);
-
-		record(&o);
-		runs++;
-	}
+	for (long n = end + every; n <= total; n += every, runs++)
+		add(&outcomes, errno_name(load(n, &failing).err));
 	for (int i = first_pass_lines; i < failing.n; i++)
 		fprintf(stderr, "failnth: found after the first sweep: %s\n", failing.line[i]);
 	fprintf(stderr,
 		"failnth: %ld allocation calls per load; init prints before call %ld; %ld loads from call %ld; new lines in %d sweeps of the first calls: %s\n",
 		total, lo, runs, start, passes, added_per_pass);
 
-	qsort(seen, nseen, sizeof(seen[0]), by_name);
+	qsort(outcomes.line, outcomes.n, sizeof(outcomes.line[0]), by_line);
 	printf("failslab: one load per failing allocation call of %s's init\n", name);
 	printf("outcomes:");
-	for (int i = 0; i < nseen; i++)
-		printf(" %s", seen[i]);
+	for (int i = 0; i < outcomes.n; i++)
+		printf(" %s", outcomes.line[i]);
 	printf("\n");
 	printf("--- distinct kernel log lines, without those of a load without failures\n");
 	qsort(failing.line, failing.n, sizeof(failing.line[0]), by_line);

@@ -636,7 +636,11 @@ mod tests {
         use crate::lab::{failslab_target, parse};
         assert_eq!(
             failslab_target("insmod /lab/m.ko count=3 name=x"),
-            Ok(("m".into(), "/lab/m.ko".into(), "count=3 name=x".into()))
+            Ok(crate::lab::FailslabTarget {
+                module: "m".into(),
+                path: "/lab/m.ko".into(),
+                params: "count=3 name=x".into(),
+            })
         );
         for bad in [
             "rmmod m",

@@ -158,7 +158,28 @@ pub struct LabStep {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DebugStep {
     /// `failslab`: which allocation calls to fail, one load each.
-    pub failslab: Option<Failslab>,
+    pub failslab: Option<FailslabStep>,
+}
+
+/// A `failslab` step: its table and the module its `run` loads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailslabStep {
+    /// The `failslab` table.
+    pub table: Failslab,
+    /// What `run` loads.
+    pub target: FailslabTarget,
+}
+
+/// The module a failslab step's `run` (`insmod /lab/NAME.ko [PARAMS]`)
+/// loads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailslabTarget {
+    /// `NAME`.
+    pub module: String,
+    /// `/lab/NAME.ko`.
+    pub path: String,
+    /// The parameters, space-separated (may be empty).
+    pub params: String,
 }
 
 /// A step's `failslab` table.
@@ -183,9 +204,8 @@ impl Failslab {
     }
 }
 
-/// The module name, `.ko` path and parameters of a failslab step's `run`
-/// (`insmod /lab/NAME.ko [PARAMS]`).
-pub fn failslab_target(run: &str) -> Result<(String, String, String), String> {
+/// The module a failslab step's `run` loads.
+pub fn failslab_target(run: &str) -> Result<FailslabTarget, String> {
     let mut words = run.split_whitespace();
     let (Some("insmod"), Some(path)) = (words.next(), words.next()) else {
         return Err(format!(
@@ -198,16 +218,16 @@ pub fn failslab_target(run: &str) -> Result<(String, String, String), String> {
         .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
         .ok_or_else(|| format!("failslab: {path:?} is not a module of the lab (/lab/NAME.ko)"))?;
     let params: Vec<&str> = words.collect();
-    Ok((name.to_owned(), path.to_owned(), params.join(" ")))
+    Ok(FailslabTarget {
+        module: name.to_owned(),
+        path: path.to_owned(),
+        params: params.join(" "),
+    })
 }
 
 /// The guest command of a `failslab` step (see [`DebugStep`]).
-fn failslab_command(run: &str, fs: &Failslab) -> String {
+fn failslab_command(fs: &FailslabStep) -> String {
     use crate::results::shell_quote;
-    // Checked when the lab was loaded.
-    let Ok((name, path, params)) = failslab_target(run) else {
-        return format!("echo {}; exit 2", shell_quote("failslab: bad `run`"));
-    };
     let script = [
         "F=/sys/kernel/debug/failslab;",
         "[ -d $F ] || { echo 'failslab: this kernel has none (checker lab --kernel debug)'; exit 1; };",
@@ -221,11 +241,11 @@ fn failslab_command(run: &str, fs: &Failslab) -> String {
     .join(" ");
     script
         .replace("@@TOOL@@", crate::guesttools::FAILNTH)
-        .replace("@@FIRST@@", &fs.first.to_string())
-        .replace("@@EVERY@@", &fs.every.to_string())
-        .replace("@@NAME@@", &name)
-        .replace("@@PATH@@", &shell_quote(&path))
-        .replace("@@PARAMS@@", &shell_quote(&params))
+        .replace("@@FIRST@@", &fs.table.first.to_string())
+        .replace("@@EVERY@@", &fs.table.every.to_string())
+        .replace("@@NAME@@", &fs.target.module)
+        .replace("@@PATH@@", &shell_quote(&fs.target.path))
+        .replace("@@PARAMS@@", &shell_quote(&fs.target.params))
 }
 
 /// Where a step runs, and its command.
@@ -295,28 +315,29 @@ impl TryFrom<RawStep> for LabStep {
                 }
             },
         };
-        let debug = match (raw.kernel.as_deref(), raw.failslab) {
-            (None, None) => None,
-            (None | Some("debug"), failslab) => Some(DebugStep { failslab }),
-            (Some(other), _) => {
+        if let Some(other) = raw.kernel.as_deref().filter(|k| *k != "debug") {
+            return Err(format!(
+                "step {name:?}: `kernel = {other:?}`: the only choice is \"debug\""
+            ));
+        }
+        let debug = match (&kind, raw.kernel.is_some(), raw.failslab) {
+            (_, false, None) => None,
+            (StepKind::Guest(_), _, None) => Some(DebugStep { failslab: None }),
+            (StepKind::Guest(run), _, Some(table)) => {
+                let target = failslab_target(run).map_err(|e| format!("step {name:?}: {e}"))?;
+                if table.every == 0 {
+                    return Err(format!("step {name:?}: failslab `every` must be 1 or more"));
+                }
+                Some(DebugStep {
+                    failslab: Some(FailslabStep { table, target }),
+                })
+            }
+            _ => {
                 return Err(format!(
-                    "step {name:?}: `kernel = {other:?}`: the only choice is \"debug\""
+                    "step {name:?}: `kernel` and `failslab` are for guest (`run`) steps"
                 ))
             }
         };
-        if debug.is_some() && !matches!(kind, StepKind::Guest(_)) {
-            return Err(format!(
-                "step {name:?}: `kernel` and `failslab` are for guest (`run`) steps"
-            ));
-        }
-        if let (Some(fs), StepKind::Guest(run)) =
-            (debug.as_ref().and_then(|d| d.failslab.as_ref()), &kind)
-        {
-            failslab_target(run).map_err(|e| format!("step {name:?}: {e}"))?;
-            if fs.every == 0 {
-                return Err(format!("step {name:?}: failslab `every` must be 1 or more"));
-            }
-        }
         Ok(LabStep {
             name,
             kind,
@@ -340,7 +361,7 @@ impl LabStep {
             StepKind::Guest(run) => Some(Step {
                 name: self.name.clone(),
                 run: match self.debug.as_ref().and_then(|d| d.failslab.as_ref()) {
-                    Some(fs) => failslab_command(run, fs),
+                    Some(fs) => failslab_command(fs),
                     None => run.clone(),
                 },
             }),
