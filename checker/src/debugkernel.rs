@@ -398,14 +398,39 @@ pub enum Tool {
     Kmemleak,
 }
 
-impl std::fmt::Display for Tool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+impl Tool {
+    /// Every detector.
+    pub const ALL: [Tool; 4] = [
+        Tool::Kasan,
+        Tool::Lockdep,
+        Tool::AtomicSleep,
+        Tool::Kmemleak,
+    ];
+
+    /// Its name, which starts the crash line of its reports (`KASAN: ...`).
+    pub fn name(self) -> &'static str {
+        match self {
             Tool::Kasan => "KASAN",
             Tool::Lockdep => "lockdep",
             Tool::AtomicSleep => "sleep in atomic context",
             Tool::Kmemleak => "kmemleak",
-        })
+        }
+    }
+
+    /// The word a verdict uses for a run that one of its reports decided.
+    pub fn verdict_word(self) -> &'static str {
+        match self {
+            Tool::Kasan => "kasan",
+            Tool::Lockdep => "lockdep",
+            Tool::AtomicSleep => "atomic-sleep",
+            Tool::Kmemleak => "memory-leak",
+        }
+    }
+}
+
+impl std::fmt::Display for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

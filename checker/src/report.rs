@@ -90,15 +90,12 @@ impl Verdict {
 /// (`WARNING:`), else `crash`.
 pub fn crash_kind(line: &str) -> &'static str {
     use crate::debugkernel::Tool;
-    for (tool, word) in [
-        (Tool::Kasan, "kasan"),
-        (Tool::Lockdep, "lockdep"),
-        (Tool::AtomicSleep, "atomic-sleep"),
-        (Tool::Kmemleak, "memory-leak"),
-    ] {
-        if line.starts_with(&format!("{tool}: ")) {
-            return word;
-        }
+    // A debug tool's crash line is `<tool name>: <its headline>`.
+    if let Some(tool) = Tool::ALL.into_iter().find(|t| {
+        line.strip_prefix(t.name())
+            .is_some_and(|rest| rest.starts_with(": "))
+    }) {
+        return tool.verdict_word();
     }
     if line.contains("Kernel panic") {
         "kernel-panic"
@@ -749,13 +746,30 @@ mod tests {
             "BUG: scheduling while atomic: insmod/93/0x00000002",
             "WARNING: CPU: 0 PID: 92 at init/main.c:1284 do_one_initcall+0x1d7/0x220",
             "Call Trace:",
+            "KASAN: BUG: KASAN: use-after-free in fx_init+0x98/0x1000 [fx_uaf]",
+            "lockdep: WARNING: possible circular locking dependency detected",
+            "sleep in atomic context: BUG: scheduling while atomic: insmod/37/0x00000002",
+            "kmemleak: unreferenced object 0xffff888004400000 (size 65536):",
+            "kmemleak:unreferenced",
         ]
         .iter()
         .map(|l| crash_kind(l))
         .collect();
         assert_eq!(
             kinds,
-            ["kernel-panic", "oops", "oops", "bug", "warning", "crash"]
+            [
+                "kernel-panic",
+                "oops",
+                "oops",
+                "bug",
+                "warning",
+                "crash",
+                "kasan",
+                "lockdep",
+                "atomic-sleep",
+                "memory-leak",
+                "crash"
+            ]
         );
     }
 
