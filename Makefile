@@ -46,7 +46,18 @@ book: sizes
 	$(CHECKER) setup
 	mdbook build
 
-test: setup host-test clippy fmt-check book kernel-clippy verify fixtures test-debug
+# `make test` runs these in order and prints the time each took.
+TEST_PHASES := setup host-test clippy fmt-check book kernel-clippy verify fixtures vm-debug test-debug
+
+test:
+	@set -e; all=$$(date +%s); for phase in $(TEST_PHASES); do \
+		start=$$(date +%s); echo "test: $$phase ..."; \
+		if ! $(MAKE) --no-print-directory $$phase; then \
+			echo "test: $$phase FAILED after $$(( $$(date +%s) - start )) s"; exit 1; \
+		fi; \
+		echo "test: $$phase ok ($$(( $$(date +%s) - start )) s)"; \
+	done; \
+	echo "test: all phases passed in $$(( $$(date +%s) - all )) s"
 
 host-test:
 	cargo test --quiet

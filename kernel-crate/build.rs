@@ -48,6 +48,7 @@ fn main() {
         .allowlist_function("rust_helper_.*")
         .allowlist_var("E[A-Z0-9]+")
         .allowlist_var("MAX_ERRNO")
+        .allowlist_var("O_(NONBLOCK|APPEND|TRUNC)")
         .allowlist_type("kernel_param")
         .allowlist_type("kernel_param_ops")
         .allowlist_function("kernel_param_(un)?lock")

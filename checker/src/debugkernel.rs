@@ -198,15 +198,13 @@ fn installed_version() -> Option<String> {
     (out.status.success() && !v.is_empty() && Path::new(SOURCE_TARBALL).is_file()).then_some(v)
 }
 
-/// The source version, installing [`SOURCE_PACKAGE`] when it is missing.
-pub fn source_version(say: &dyn Fn(&str)) -> Result<String> {
-    if let Some(v) = installed_version() {
-        return Ok(v);
-    }
-    say(&format!("vm-debug: installing {SOURCE_PACKAGE} (apt-get)"));
-    crate::setup::install_packages(&[SOURCE_PACKAGE.to_owned()])
-        .with_context(|| format!("cannot install {SOURCE_PACKAGE}; retry with `make vm-debug`"))?;
-    installed_version().with_context(|| format!("{SOURCE_PACKAGE} is still not installed"))
+/// The source version, installing the source and the kernel build's tools
+/// ([`crate::setup::DEBUG_KERNEL_PACKAGES`]) when any is missing.
+pub fn source_version() -> Result<String> {
+    crate::setup::ensure_packages(&crate::setup::DEBUG_KERNEL_PACKAGES, false)?;
+    installed_version().with_context(|| {
+        format!("{SOURCE_PACKAGE} is installed but {SOURCE_TARBALL} is missing; retry with `make vm-debug`")
+    })
 }
 
 /// The cached debug kernel, if it was built (no build, no install).
@@ -220,9 +218,7 @@ pub fn cached(cache: &Path) -> Option<DebugKernel> {
 /// stdout). Idempotent: a cached build costs a few checks.
 pub fn ensure(cache: &Path) -> Result<DebugKernel> {
     let say = |s: &str| println!("{s}");
-    let version = source_version(&say)?;
-    let dk = DebugKernel::locate(cache, &version);
-    if dk.is_built() {
+    if let Some(dk) = cached(cache) {
         let took = fs::read_to_string(dk.dir.join(COMPLETE)).unwrap_or_default();
         say(&format!(
             "vm-debug: cached in {} ({})",
@@ -231,6 +227,7 @@ pub fn ensure(cache: &Path) -> Result<DebugKernel> {
         ));
         return Ok(dk);
     }
+    let dk = DebugKernel::locate(cache, &source_version()?);
     // Two checkers (parallel runs of `--kernel debug`) must not build the
     // same tree at once: the second waits for the first, then finds it
     // built. The lock goes when the file is closed, also when we are killed.

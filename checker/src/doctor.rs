@@ -1,7 +1,9 @@
 //! `checker doctor`: checks the set-up without changing anything, and
 //! says for each problem what is wrong and how to fix it.
 //!
-//! Checks: the host tools (QEMU, static busybox, make, gcc, clang); the
+//! Checks: the host tools (QEMU, static busybox, make, gcc, clang); every
+//! Debian package of the set-up's package sets (missing ones fail when a
+//! lab needs them, warn when only the debug kernel does); the
 //! kernel ABI and its headers; the guest kernel in the cache and whether
 //! it is the same release as the headers (else modules will not load);
 //! the Rust toolchain (`rust-src`, the `x86_64-unknown-none` target);
@@ -111,6 +113,46 @@ pub fn checks() -> Vec<Check> {
             "apt-get install busybox-static",
         )),
         Result::Ok(_) => v.push(check(Ok, "busybox", "static", "")),
+    }
+
+    // Debian packages: a lab's are needed now, the debug kernel's only by
+    // `make vm-debug` and `KERNEL=debug`, which install them.
+    match setup::missing_from_sets() {
+        Err(e) => v.push(check(Fail, "debian packages", format!("{e:#}"), "")),
+        Result::Ok(missing) if missing.is_empty() => v.push(check(
+            Ok,
+            "debian packages",
+            format!(
+                "installed ({})",
+                setup::PACKAGE_SETS
+                    .iter()
+                    .map(|s| s.what)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "",
+        )),
+        Result::Ok(missing) => {
+            for (set, package) in missing {
+                let (status, found) = if set.retry == setup::LAB_PACKAGES.retry {
+                    (Fail, format!("{package} is missing ({})", set.what))
+                } else {
+                    (
+                        Warn,
+                        format!(
+                            "{package} is missing ({}, needed by `{}`)",
+                            set.what, set.retry
+                        ),
+                    )
+                };
+                v.push(check(
+                    status,
+                    "debian package",
+                    found,
+                    &format!("`{}` installs it (or apt-get install {package})", set.retry),
+                ));
+            }
+        }
     }
 
     // Kernel ABI, headers, guest kernel.

@@ -61,6 +61,13 @@ enum Cmd {
     /// Build the debug guest kernel (`make vm-debug`), or say where the
     /// cached one is.
     VmDebug,
+    /// Purge every Debian package that a new machine does not have, as
+    /// listed in FILE (one package a line): CI's fresh start (`.ci/run`).
+    ResetPackages {
+        /// The machine image's package list.
+        #[arg(long, value_name = "FILE")]
+        image: PathBuf,
+    },
     /// Run one lab, or every lab (--all), several at a time (-j), with reports.
     Run(checker::jobs::RunArgs),
     /// Grade a folder of submissions (one folder or patch per student).
@@ -194,6 +201,20 @@ fn real_main(cli: Cli) -> Result<bool> {
                 "vm-debug: ready ({:.1} s): kernel tree {}",
                 started.elapsed().as_secs_f64(),
                 dk.tree().display()
+            );
+            Ok(true)
+        }
+        Cmd::ResetPackages { image } => {
+            let list = std::fs::read_to_string(&image)
+                .with_context(|| format!("cannot read {}", image.display()))?;
+            let started = std::time::Instant::now();
+            let purged = setup::reset_packages(&list)?;
+            println!(
+                "reset-packages: purged {} packages not on a new machine ({:.1} s){}{}",
+                purged.len(),
+                started.elapsed().as_secs_f64(),
+                if purged.is_empty() { "" } else { ": " },
+                purged.join(" ")
             );
             Ok(true)
         }

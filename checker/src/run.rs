@@ -301,7 +301,10 @@ pub fn run_lab(
         ""
     };
     println!("{}: {}{variant}", lab.name, lab.config.title);
-    println!("Read: book/src/{}", lab.config.chapter);
+    match root.and_then(|r| crate::lab::chapter_heading(r, &lab.config.chapter)) {
+        Some(heading) => println!("Read: {heading} (book/src/{})", lab.config.chapter),
+        None => println!("Read: book/src/{}", lab.config.chapter),
+    }
     // Steps for the debug kernel (`kernel = "debug"`, `failslab`) run only there.
     let lab = &lab.for_kernel(tc.debug);
     if tc.debug {

@@ -17,21 +17,61 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-/// Debian packages the labs need on the host.
-pub const DEBIAN_PACKAGES: &[&str] = &[
-    "qemu-system-x86",
-    "busybox-static",
-    "libclang-dev",
-    "clang",
-    "cpio",
-    "kmod",
-    "linux-headers-amd64",
-    "make",
-    "gcc",
-    "bc",
-    // `xz` unpacks the guest kernel once, see [`extract_vmlinux`].
-    "xz-utils",
-];
+/// A group of Debian packages, installed by the first step that needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct PackageSet {
+    /// What the packages are for; progress lines read `setup: <what> ...`.
+    pub what: &'static str,
+    /// The packages.
+    pub packages: &'static [&'static str],
+    /// The command that installs them (the retry advice on failure).
+    pub retry: &'static str,
+}
+
+/// What every lab needs on the host: `make setup` and every `make lab-NN`.
+pub const LAB_PACKAGES: PackageSet = PackageSet {
+    what: "debian packages",
+    packages: &[
+        "qemu-system-x86",
+        "busybox-static",
+        "libclang-dev",
+        "clang",
+        "cpio",
+        "kmod",
+        "linux-headers-amd64",
+        "make",
+        "gcc",
+        "binutils",
+        // `gcc -static` for the guest's test programs (devtest, failnth).
+        "libc6-dev",
+        "bc",
+        // `xz` unpacks the guest kernel once, see [`extract_vmlinux`].
+        "xz-utils",
+    ],
+    retry: "make setup",
+};
+
+/// What building the debug kernel needs (`make vm-debug`, `KERNEL=debug`):
+/// its source, and the kernel build's own tools (Kconfig's lexer and
+/// parser, objtool's ELF library, `bc` for the timeconst header).
+pub const DEBUG_KERNEL_PACKAGES: PackageSet = PackageSet {
+    what: "debug kernel build tools",
+    packages: &[
+        "linux-source-6.1",
+        "flex",
+        "bison",
+        "libelf-dev",
+        "bc",
+        "make",
+        "gcc",
+        "binutils",
+        "xz-utils",
+    ],
+    retry: "make vm-debug",
+};
+
+/// Every package set, in the order the set-up first needs them.
+pub const PACKAGE_SETS: &[PackageSet] = &[LAB_PACKAGES, DEBUG_KERNEL_PACKAGES];
 
 /// The metapackage whose dependency names the current kernel ABI.
 pub const HEADERS_METAPACKAGE: &str = "linux-headers-amd64";
@@ -97,25 +137,7 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
     let mut apt = Apt::new();
 
     // 1. Debian packages.
-    let missing = missing_packages(DEBIAN_PACKAGES)?;
-    if missing.is_empty() {
-        say("debian packages ... ok (already installed)");
-    } else {
-        println!(
-            "setup: debian packages ... installing {}",
-            missing.join(" ")
-        );
-        apt.install(&missing)?;
-        let still = missing_packages(DEBIAN_PACKAGES)?;
-        if !still.is_empty() {
-            bail!(
-                "apt-get reported success but these packages are still missing: {}\n\
-                 retry with `make setup`",
-                still.join(" ")
-            );
-        }
-        println!("setup: debian packages ... ok (installed)");
-    }
+    ensure_set(&mut apt, &LAB_PACKAGES, &say)?;
 
     // 2. Kernel ABI and headers.
     let depends = capture(
@@ -131,7 +153,7 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
         say(&format!("kernel headers {abi} ... ok (already installed)"));
     } else {
         println!("setup: kernel headers {abi} ... installing {headers_pkg}");
-        apt.install(std::slice::from_ref(&headers_pkg))?;
+        apt.install(std::slice::from_ref(&headers_pkg), "make setup")?;
         if !kdir.join("Makefile").is_file() {
             bail!(
                 "{headers_pkg} is installed but {} has no Makefile\nretry with `make setup`",
@@ -321,12 +343,119 @@ fn privileged(program: &str) -> Command {
     }
 }
 
-/// `apt-get update`, then `apt-get install` of `packages` (with `sudo`
-/// when not root), for the parts of the set-up that are installed later
-/// (the debug kernel's source).
-pub fn install_packages(packages: &[String]) -> Result<()> {
-    Apt::new().install(packages)
+/// Installs the packages of `set` that are missing (`apt-get update` first,
+/// with `sudo` when not root), printing `setup: <what> ...` lines: one when
+/// `verbose` and nothing was missing, two around an install.
+pub fn ensure_packages(set: &PackageSet, verbose: bool) -> Result<()> {
+    let say = |line: &str| {
+        if verbose {
+            println!("setup: {line}");
+        }
+    };
+    ensure_set(&mut Apt::new(), set, &say)
 }
+
+fn ensure_set(apt: &mut Apt, set: &PackageSet, say: &dyn Fn(&str)) -> Result<()> {
+    let missing = missing_packages(set.packages)?;
+    if missing.is_empty() {
+        say(&format!("{} ... ok (already installed)", set.what));
+        return Ok(());
+    }
+    let started = Instant::now();
+    println!("setup: {} ... installing {}", set.what, missing.join(" "));
+    apt.install(&missing, set.retry)?;
+    let still = missing_packages(set.packages)?;
+    if !still.is_empty() {
+        bail!(
+            "apt-get reported success but these packages are still missing: {}\n\
+             retry with `{}`",
+            still.join(" "),
+            set.retry
+        );
+    }
+    println!(
+        "setup: {} ... ok (installed in {:.1} s)",
+        set.what,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The packages of every [`PackageSet`] that are not installed, each with
+/// the set it belongs to (for `checker doctor`).
+pub fn missing_from_sets() -> Result<Vec<(&'static PackageSet, String)>> {
+    let mut missing = Vec::new();
+    for set in PACKAGE_SETS {
+        for package in missing_packages(set.packages)? {
+            if !missing.iter().any(|(_, p)| *p == package) {
+                missing.push((set, package));
+            }
+        }
+    }
+    Ok(missing)
+}
+
+/// The installed packages that a new machine does not have: every name in
+/// `installed` (`dpkg-query -W -f='${Package} ${db:Status-Status}
+/// ${Essential} ${Priority}\n'` output) that is installed, not in `image`
+/// (one package a line, `#` comments, an `:arch` suffix ignored), and
+/// neither essential nor of required priority (apt would refuse those).
+/// Sorted.
+pub fn not_in_image(installed: &str, image: &str) -> Vec<String> {
+    let base = |name: &str| name.split(':').next().unwrap_or(name).to_owned();
+    let image: std::collections::HashSet<String> = image
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(base)
+        .collect();
+    let mut extra: Vec<String> = installed
+        .lines()
+        .filter_map(|line| {
+            let mut w = line.split_whitespace();
+            let (name, status, essential, priority) = (w.next()?, w.next()?, w.next(), w.next());
+            let name = base(name);
+            (status == "installed"
+                && essential != Some("yes")
+                && priority != Some("required")
+                && !image.contains(&name))
+            .then_some(name)
+        })
+        .collect();
+    extra.sort();
+    extra.dedup();
+    extra
+}
+
+/// Puts the machine's Debian packages back in the state of a new machine
+/// (CI's fresh start, `checker reset-packages`): purges every package that
+/// is installed but not in the image's list `image` (see [`not_in_image`]).
+/// Returns the purged packages.
+pub fn reset_packages(image: &str) -> Result<Vec<String>> {
+    let out = Command::new("dpkg-query")
+        .arg("-W")
+        .arg("-f=${Package} ${db:Status-Status} ${Essential} ${Priority}\n")
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run dpkg-query (is this a Debian system?)")?;
+    let extra = not_in_image(&String::from_utf8_lossy(&out.stdout), image);
+    if !extra.is_empty() {
+        run(
+            privileged("apt-get")
+                .args(["purge", "-y"])
+                .args(LOCK_WAIT)
+                .args(&extra)
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+            &format!("apt-get purge {}", extra.join(" ")),
+            "checker reset-packages",
+        )?;
+    }
+    Ok(extra)
+}
+
+/// apt-get waits for another apt (a parallel checker's set-up) instead of
+/// failing at once.
+const LOCK_WAIT: [&str; 2] = ["-o", "DPkg::Lock::Timeout=300"];
 
 /// apt-get with `apt-get update` run at most once, only when needed.
 struct Apt {
@@ -338,7 +467,7 @@ impl Apt {
         Apt { updated: false }
     }
 
-    fn update(&mut self) -> Result<()> {
+    fn update(&mut self, retry: &str) -> Result<()> {
         if !self.updated {
             println!("setup: apt-get update");
             run(
@@ -346,20 +475,23 @@ impl Apt {
                     .arg("update")
                     .env("DEBIAN_FRONTEND", "noninteractive"),
                 "apt-get update",
+                retry,
             )?;
             self.updated = true;
         }
         Ok(())
     }
 
-    fn install(&mut self, packages: &[String]) -> Result<()> {
-        self.update()?;
+    fn install(&mut self, packages: &[String], retry: &str) -> Result<()> {
+        self.update(retry)?;
         run(
             privileged("apt-get")
                 .args(["install", "-y", "--no-install-recommends"])
+                .args(LOCK_WAIT)
                 .args(packages)
                 .env("DEBIAN_FRONTEND", "noninteractive"),
             &format!("apt-get install {}", packages.join(" ")),
+            retry,
         )
         .map(drop)
     }
@@ -373,12 +505,13 @@ impl Apt {
                     .args(["download", package])
                     .current_dir(dir),
                 &format!("apt-get download {package}"),
+                "make setup",
             )
         };
         match attempt() {
             Ok(_) => Ok(()),
             Err(_) if !self.updated => {
-                self.update()?;
+                self.update("make setup")?;
                 attempt().map(drop)
             }
             Err(e) => Err(e),
@@ -421,6 +554,7 @@ fn fetch_guest_kernel(apt: &mut Apt, abi: &str, cache: &Path, abi_dir: &Path) ->
     run(
         Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&extracted),
         &format!("dpkg-deb -x {}", deb.display()),
+        "make setup",
     )?;
     fs::remove_file(&deb)?;
     if abi_dir.exists() {
@@ -482,6 +616,7 @@ fn ensure_rust(say: &dyn Fn(&str)) -> Result<()> {
         run(
             &mut c,
             &format!("rustup component add {}", components.join(" ")),
+            "make setup",
         )?;
     }
     if target {
@@ -489,7 +624,11 @@ fn ensure_rust(say: &dyn Fn(&str)) -> Result<()> {
         let mut c = Command::new("rustup");
         c.args(["target", "add", "x86_64-unknown-none"]);
         with_root(&mut c);
-        run(&mut c, "rustup target add x86_64-unknown-none")?;
+        run(
+            &mut c,
+            "rustup target add x86_64-unknown-none",
+            "make setup",
+        )?;
     }
     let (components, target) = missing(&sysroot(&root)?);
     if !components.is_empty() || target {
@@ -516,18 +655,19 @@ fn ensure_cargo_tool(tool: &str, install_args: &[&str], say: &dyn Fn(&str)) -> R
     run(
         Command::new("cargo").arg("install").args(install_args),
         &format!("cargo install {}", install_args.join(" ")),
+        "make setup",
     )?;
     println!("setup: {tool} ... ok (installed)");
     Ok(())
 }
 
 /// Runs a command, capturing its output; on failure the error shows the
-/// tail of its stderr and how to retry.
-fn run(cmd: &mut Command, what: &str) -> Result<Output> {
+/// tail of its stderr and how to retry (the command `retry`).
+fn run(cmd: &mut Command, what: &str, retry: &str) -> Result<Output> {
     let out = cmd
         .stdin(Stdio::null())
         .output()
-        .with_context(|| format!("cannot start `{what}`\nretry with `make setup`"))?;
+        .with_context(|| format!("cannot start `{what}`\nretry with `{retry}`"))?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -537,7 +677,7 @@ fn run(cmd: &mut Command, what: &str) -> Result<Output> {
             stderr
         };
         bail!(
-            "`{what}` failed ({})\n{}\nretry with `make setup`",
+            "`{what}` failed ({})\n{}\nretry with `{retry}`",
             out.status,
             tail(&text, 20)
         );
@@ -546,7 +686,7 @@ fn run(cmd: &mut Command, what: &str) -> Result<Output> {
 }
 
 fn capture(cmd: &mut Command, what: &str) -> Result<String> {
-    let out = run(cmd, what)?;
+    let out = run(cmd, what, "make setup")?;
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
@@ -593,6 +733,41 @@ mod tests {
                 &["bc", "gcc", "cpio", "make", "qemu-system-x86", "libc6"]
             )
         ));
+    }
+
+    #[test]
+    fn packages_not_in_the_image() {
+        let installed = "bash installed yes required\n\
+                         clang installed no optional\n\
+                         flex installed no optional\n\
+                         libc6:amd64 installed no required\n\
+                         qemu-system-x86 installed no optional\n\
+                         bison config-files no optional\n\
+                         gcc installed no optional\n";
+        let image = "# the image\ngcc\nlibc6:amd64\n\nbash\n";
+        expect![[r#"["clang", "flex", "qemu-system-x86"]"#]]
+            .assert_eq(&format!("{:?}", not_in_image(installed, image)));
+    }
+
+    #[test]
+    fn package_sets_are_distinct_and_named() {
+        for set in PACKAGE_SETS {
+            assert!(!set.packages.is_empty(), "{}", set.what);
+            assert!(set.retry.starts_with("make "), "{}", set.what);
+            let mut names = set.packages.to_vec();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(
+                names.len(),
+                set.packages.len(),
+                "{} repeats a package",
+                set.what
+            );
+        }
+        // The debug kernel's tools are what a from-scratch build showed missing.
+        for tool in ["flex", "bison", "libelf-dev", "linux-source-6.1"] {
+            assert!(DEBUG_KERNEL_PACKAGES.packages.contains(&tool), "{tool}");
+        }
     }
 
     #[test]

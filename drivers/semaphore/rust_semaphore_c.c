@@ -10,6 +10,7 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
@@ -70,12 +71,16 @@ static int semaphore_release(struct inode *nodp, struct file *filp)
 }
 
 /* ANCHOR: consume */
-static int semaphore_consume(struct semaphore_state *state)
+static int semaphore_consume(struct semaphore_state *state, bool nonblocking)
 {
 	DEFINE_WAIT(wait);
 
 	mutex_lock(&state->mutex);
 	while (state->count == 0) {
+		if (nonblocking) {
+			mutex_unlock(&state->mutex);
+			return -EAGAIN;
+		}
 		prepare_to_wait(&state->changed, &wait, TASK_INTERRUPTIBLE);
 		mutex_unlock(&state->mutex);
 		schedule();
@@ -103,7 +108,7 @@ static ssize_t semaphore_read(struct file *filp, char __user *buffer,
 	/* Copy first: a bad pointer must not cost a count. */
 	if (copy_to_user(buffer, &c, sizeof(c)))
 		return -EFAULT;
-	ret = semaphore_consume(state->shared);
+	ret = semaphore_consume(state->shared, filp->f_flags & O_NONBLOCK);
 	if (ret)
 		return ret;
 	atomic64_add(1, &state->read_count);
@@ -138,6 +143,23 @@ static ssize_t semaphore_write(struct file *filp, const char __user *buffer,
 }
 /* ANCHOR_END: read_write */
 
+/* ANCHOR: poll */
+static __poll_t semaphore_poll(struct file *filp, poll_table *wait)
+{
+	struct file_state *state = filp->private_data;
+	struct semaphore_state *shared = state->shared;
+	__poll_t mask = EPOLLOUT | EPOLLWRNORM;
+
+	/* Register before looking: a write in between then wakes us. */
+	poll_wait(filp, &shared->changed, wait);
+	mutex_lock(&shared->mutex);
+	if (shared->count > 0)
+		mask |= EPOLLIN | EPOLLRDNORM;
+	mutex_unlock(&shared->mutex);
+	return mask;
+}
+/* ANCHOR_END: poll */
+
 /* ANCHOR: ioctl */
 static long semaphore_ioctl(struct file *filp, unsigned int cmd,
 			    unsigned long arg)
@@ -169,7 +191,8 @@ static const struct file_operations semaphore_fops = {
 	.release = semaphore_release,
 	.read = semaphore_read,
 	.write = semaphore_write,
-	.llseek = noop_llseek,
+	.llseek = no_llseek,
+	.poll = semaphore_poll,
 	.unlocked_ioctl = semaphore_ioctl,
 	.compat_ioctl = semaphore_ioctl,
 };

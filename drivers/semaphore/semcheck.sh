@@ -35,6 +35,10 @@ bad-pointers)
 	$t huge $dev ;;
 concurrent)
 	$t sem $dev 4 200 ;;
+fileops)
+	# Every other file operation, hostile arguments included: lseek is
+	# ESPIPE in every form, O_NONBLOCK gives EAGAIN, poll sees the count.
+	$t fileops $dev ;;
 busy)
 	$t hold $dev "rmmod $mod 2>/dev/null; echo rmmod while open: \$?" ;;
 unload)

@@ -18,10 +18,17 @@
  *   devtest poll DEV MS           poll(2) for POLLIN with a time-out of MS
  *                                 milliseconds; says whether DEV became
  *                                 readable, and whether before the time-out
+ *   devtest fileops DEV           every other file operation, with hostile
+ *                                 arguments, on an O_NONBLOCK open of a
+ *                                 semaphore whose count is 0: lseek in every
+ *                                 form, pread/pwrite at odd offsets, readv/
+ *                                 writev with an unmapped buffer, poll,
+ *                                 generic ioctls, mmap, fsync, ftruncate
  *
  * Every result is printed as the errno's name, never as a number or a
  * locale-dependent message, so that the snapshots are stable.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -33,6 +40,7 @@
 #include <poll.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +57,15 @@ static const char *err_name(int e)
 	case ENOMEM: return "ENOMEM";
 	case EINTR: return "EINTR";
 	case ESPIPE: return "ESPIPE";
+	case ENODEV: return "ENODEV";
+	case EOVERFLOW: return "EOVERFLOW";
+	case EBADF: return "EBADF";
+	case EPERM: return "EPERM";
+	case EACCES: return "EACCES";
+	case ENXIO: return "ENXIO";
+	case EIO: return "EIO";
+	case ENOSYS: return "ENOSYS";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
 	default: return "other";
 	}
 }
@@ -203,6 +220,81 @@ static int poll_dev(const char *dev, int ms)
 	return 0;
 }
 
+/* The events of a poll(2) with a time-out of 0, by name. */
+static void report_poll(const char *what, int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM };
+	int ret = poll(&p, 1, 0);
+
+	if (ret < 0) {
+		report(what, ret);
+		return;
+	}
+	printf("%s:%s%s%s%s%s%s%s\n", what,
+	       p.revents & POLLIN ? " POLLIN" : "",
+	       p.revents & POLLRDNORM ? " POLLRDNORM" : "",
+	       p.revents & POLLOUT ? " POLLOUT" : "",
+	       p.revents & POLLWRNORM ? " POLLWRNORM" : "",
+	       p.revents & POLLERR ? " POLLERR" : "",
+	       p.revents & POLLHUP ? " POLLHUP" : "",
+	       p.revents ? "" : " nothing");
+}
+
+static int fileops(const char *dev)
+{
+	int fd = open(dev, O_RDWR | O_NONBLOCK);
+	char c, two[2];
+	struct iovec iov[2];
+	void *map;
+
+	if (fd < 0) {
+		printf("open: %s\n", err_name(errno));
+		return 1;
+	}
+	report_poll("poll(empty)", fd);
+	report("read(1, O_NONBLOCK, empty)", read(fd, &c, 1));
+	report("lseek(0, SEEK_SET)", lseek(fd, 0, SEEK_SET));
+	report("lseek(-1, SEEK_SET)", lseek(fd, -1, SEEK_SET));
+	report("lseek(1, SEEK_SET)", lseek(fd, 1, SEEK_SET));
+	report("lseek(LLONG_MAX, SEEK_CUR)", lseek(fd, INT64_MAX, SEEK_CUR));
+	report("lseek(LLONG_MIN, SEEK_CUR)", lseek(fd, INT64_MIN, SEEK_CUR));
+	report("lseek(0, SEEK_END)", lseek(fd, 0, SEEK_END));
+	report("lseek(0, SEEK_DATA)", lseek(fd, 0, SEEK_DATA));
+	report("lseek(0, SEEK_HOLE)", lseek(fd, 0, SEEK_HOLE));
+	report("lseek(0, whence 7)", lseek(fd, 0, 7));
+	report("pwrite(2, offset 5)", pwrite(fd, "ab", 2, 5));
+	report_poll("poll(count 2)", fd);
+	report("pread(1, offset 1)", pread(fd, &c, 1, 1));
+	report("pread(1, offset 0)", pread(fd, &c, 1, 0));
+	report("pread(1, offset -1)", pread(fd, &c, 1, -1));
+	report("pwrite(1, offset LLONG_MAX)", pwrite(fd, "x", 1, INT64_MAX));
+	iov[0] = (struct iovec){ .iov_base = two, .iov_len = 1 };
+	iov[1] = (struct iovec){ .iov_base = two + 1, .iov_len = 1 };
+	report("readv(1 + 1, count 1)", readv(fd, iov, 2));
+	report("read(1, after the first byte)", read(fd, &c, 1));
+	report("read(0)", read(fd, &c, 0));
+	iov[0] = (struct iovec){ .iov_base = "x", .iov_len = 1 };
+	iov[1] = (struct iovec){ .iov_base = unmapped(), .iov_len = 1 };
+	report("writev(1 + unmapped 1)", writev(fd, iov, 2));
+	report("write(unmapped, 0)", write(fd, unmapped(), 0));
+	report_poll("poll(count 1)", fd);
+	report("pread(1, offset 0, count 1)", pread(fd, &c, 1, 0));
+	report("pread(1, offset 0, count 0)", pread(fd, &c, 1, 0));
+	report_poll("poll(count 0)", fd);
+	report("ioctl(FIONREAD)", ioctl(fd, FIONREAD, &c));
+	report("ioctl(FIONBIO)", ioctl(fd, FIONBIO, &(int){ 1 }));
+	report("ioctl(FIOQSIZE)", ioctl(fd, FIOQSIZE, two));
+	map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	report("mmap", map == MAP_FAILED ? -1 : 0);
+	if (map != MAP_FAILED)
+		munmap(map, 4096);
+	report("fsync", fsync(fd));
+	report("ftruncate(0)", ftruncate(fd, 0));
+	report("fcntl(F_SETFL, O_ASYNC)", fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK));
+	report("close", close(fd));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -219,6 +311,8 @@ int main(int argc, char **argv)
 		return sem(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (!strcmp(cmd, "poll") && argc == 4)
 		return poll_dev(argv[2], atoi(argv[3]));
+	if (!strcmp(cmd, "fileops"))
+		return fileops(argv[2]);
 
 	fd = open_dev(argv[2]);
 	if (!strcmp(cmd, "read-fault")) {

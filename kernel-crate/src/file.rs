@@ -70,6 +70,18 @@ impl File {
     }
 }
 
+/// Flags of [`File::flags`], from `include/uapi/asm-generic/fcntl.h`.
+pub mod flags {
+    use crate::bindings;
+
+    /// `O_NONBLOCK`: a call that would sleep fails with `EAGAIN` instead.
+    pub const O_NONBLOCK: u32 = bindings::O_NONBLOCK;
+    /// `O_APPEND`: every write goes to the end.
+    pub const O_APPEND: u32 = bindings::O_APPEND;
+    /// `O_TRUNC`: empty the file on open (the shell's `>`).
+    pub const O_TRUNC: u32 = bindings::O_TRUNC;
+}
+
 /// Where a seek is relative to, `whence` in `lseek(2)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeekFrom {
@@ -138,8 +150,12 @@ pub const POLLOUT: u32 = 0x0004 | 0x0100;
 // ANCHOR: file_operations
 /// What a device file does. Implemented by the per-open state.
 ///
-/// Every method has a default: the error a C driver gets for a missing
-/// callback.
+/// The trait and every implementation carry `#[vtable]`: the C table gets
+/// only the callbacks an implementation defines, so a method left out
+/// behaves as a missing C callback does (`read`/`write`: `EINVAL`, `seek`:
+/// `ESPIPE` whatever the arguments, `ioctl`: `ENOTTY`, `poll`: always
+/// readable and writable). The defaults below are what those are.
+#[crate::vtable]
 pub trait FileOperations: Sized + Send + Sync {
     /// What the registration keeps for `open`: shared by all opens.
     type OpenData: Send + Sync;
@@ -208,12 +224,23 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         fops.owner = module.as_ptr();
         fops.open = Some(Self::open);
         fops.release = Some(Self::release);
-        fops.read = Some(Self::read);
-        fops.write = Some(Self::write);
-        fops.llseek = Some(Self::llseek);
-        fops.unlocked_ioctl = Some(Self::ioctl);
-        fops.compat_ioctl = Some(Self::ioctl);
-        fops.poll = Some(Self::poll);
+        // Left null, the VFS answers as for a C driver without them.
+        if T::HAS_READ {
+            fops.read = Some(Self::read);
+        }
+        if T::HAS_WRITE {
+            fops.write = Some(Self::write);
+        }
+        if T::HAS_SEEK {
+            fops.llseek = Some(Self::llseek);
+        }
+        if T::HAS_IOCTL {
+            fops.unlocked_ioctl = Some(Self::ioctl);
+            fops.compat_ioctl = Some(Self::ioctl);
+        }
+        if T::HAS_POLL {
+            fops.poll = Some(Self::poll);
+        }
         fops
     }
 

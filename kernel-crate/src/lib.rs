@@ -63,4 +63,4 @@ macro_rules! container_of {
 pub fn __same_pointee<T>(_: *const T, _: *const T) {}
 
 pub use module::{Module, ThisModule};
-pub use module_macro::module;
+pub use module_macro::{module, vtable};

@@ -63,6 +63,7 @@
 mod ast;
 mod expand;
 mod valid;
+mod vtable;
 
 #[cfg(test)]
 mod tests;
@@ -74,4 +75,22 @@ use proc_macro::TokenStream;
 #[proc_macro]
 pub fn module(input: TokenStream) -> TokenStream {
     expand::module(input.into()).into()
+}
+
+/// Marks a trait whose implementations fill a C function table, or such an
+/// implementation: each method `foo` gets a constant `HAS_FOO`, true when
+/// the implementation defines `foo`. The table installs only those, so a
+/// method left out behaves as a missing C callback does.
+///
+/// ```ignore
+/// #[vtable]
+/// impl FileOperations for MyFile {
+///     type OpenData = ();
+///     fn open(_: &(), _: &File) -> Result<Self> { Ok(MyFile) }
+///     // No `seek`: `MyFile::HAS_SEEK` is false, `lseek(2)` gets `ESPIPE`.
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn vtable(attr: TokenStream, item: TokenStream) -> TokenStream {
+    vtable::vtable(attr.into(), item.into()).into()
 }

@@ -13,6 +13,7 @@
 use core::pin::Pin;
 
 use kernel::chrdev;
+use kernel::file::flags::O_TRUNC;
 use kernel::file::{File, FileOperations};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
@@ -33,9 +34,6 @@ const MINORS: u32 = 4;
 /// The most bytes one minor's buffer holds.
 const CAPACITY: usize = 4096;
 
-/// `O_TRUNC` from `include/uapi/asm-generic/fcntl.h`.
-const O_TRUNC: u32 = 0o1000;
-
 // ANCHOR: state
 /// One minor's buffer, shared by every open of that minor.
 type Buffer = Arc<Mutex<KVec<u8>>>;
@@ -47,6 +45,7 @@ struct MinorFile {
 // ANCHOR_END: state
 
 // ANCHOR: open
+#[vtable]
 impl FileOperations for MinorFile {
     /// The buffers, indexed by minor.
     type OpenData = KVec<Buffer>;

@@ -1,7 +1,11 @@
 //! The RFC's semaphore sample: a misc device `/dev/rust_semaphore`.
 //!
 //! A write of `n` bytes adds `n` to the count; a read blocks until the
-//! count is positive, takes one, and returns one byte. Each open counts its
+//! count is positive, takes one, and returns one byte (then end of file
+//! for that open: `cat` ends). With `O_NONBLOCK` a read that would block
+//! fails with `EAGAIN`; `poll` reports the device readable while the count
+//! is positive and always writable. The device has no position to move:
+//! `lseek` fails with `ESPIPE` whatever its arguments. Each open counts its
 //! reads, which two ioctls get and set. `rust_semaphore_c.c` next to this
 //! file is the same driver in C; the book compares the two, and lab 08
 //! grades both with one script.
@@ -17,7 +21,8 @@
 use core::pin::Pin;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use kernel::file::{File, FileOperations, IoctlCommand};
+use kernel::file::flags::O_NONBLOCK;
+use kernel::file::{File, FileOperations, IoctlCommand, PollTable, POLLIN, POLLOUT};
 use kernel::miscdev;
 use kernel::prelude::*;
 use kernel::sync::{Arc, CondVar, Mutex};
@@ -59,10 +64,14 @@ struct FileState {
 
 // ANCHOR: consume
 impl FileState {
-    /// Waits until the count is positive and takes one.
-    fn consume(&self) -> Result {
+    /// Waits until the count is positive and takes one; `EAGAIN` instead
+    /// of waiting when `nonblocking`.
+    fn consume(&self, nonblocking: bool) -> Result {
         let mut inner = self.shared.inner.lock();
         while inner.count == 0 {
+            if nonblocking {
+                return Err(EAGAIN);
+            }
             if self.shared.changed.wait_interruptible(&mut inner) {
                 return Err(EINTR);
             }
@@ -73,6 +82,7 @@ impl FileState {
 }
 // ANCHOR_END: consume
 
+#[vtable]
 impl FileOperations for FileState {
     type OpenData = Arc<Semaphore>;
 
@@ -84,13 +94,13 @@ impl FileOperations for FileState {
     }
 
     // ANCHOR: read_write
-    fn read(&self, _file: &File, writer: &mut UserSliceWriter, offset: u64) -> Result<usize> {
+    fn read(&self, file: &File, writer: &mut UserSliceWriter, offset: u64) -> Result<usize> {
         if writer.is_empty() || offset > 0 {
             return Ok(0);
         }
         // Copy first: a bad pointer must not cost a count.
         writer.write_slice(&[0u8; 1])?;
-        self.consume()?;
+        self.consume(file.flags() & O_NONBLOCK != 0)?;
         self.read_count.fetch_add(1, Ordering::Relaxed);
         Ok(1)
     }
@@ -111,6 +121,15 @@ impl FileOperations for FileState {
         Ok(n)
     }
     // ANCHOR_END: read_write
+
+    // ANCHOR: poll
+    fn poll(&self, _file: &File, table: &PollTable<'_>) -> Result<u32> {
+        // Register before looking: a write in between then wakes us.
+        table.register(&self.shared.changed);
+        let readable = self.shared.inner.lock().count > 0;
+        Ok(if readable { POLLIN | POLLOUT } else { POLLOUT })
+    }
+    // ANCHOR_END: poll
 
     // ANCHOR: ioctl
     fn ioctl(&self, _file: &File, cmd: IoctlCommand) -> Result<i32> {

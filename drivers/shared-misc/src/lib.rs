@@ -68,6 +68,7 @@ impl Queue {
     }
 }
 
+#[vtable]
 impl FileOperations for SharedFile {
     type OpenData = Arc<Shared>;
 

@@ -11,6 +11,7 @@
 
 use core::pin::Pin;
 
+use kernel::file::flags::{O_APPEND, O_TRUNC};
 use kernel::file::{File, FileOperations, IoctlCommand, SeekFrom};
 use kernel::miscdev;
 use kernel::prelude::*;
@@ -29,10 +30,6 @@ module! {
 /// The most bytes the device holds.
 const CAPACITY: usize = 4096;
 
-/// `O_TRUNC` and `O_APPEND` from `include/uapi/asm-generic/fcntl.h`.
-const O_TRUNC: u32 = 0o1000;
-const O_APPEND: u32 = 0o2000;
-
 /// `SCRATCH_CLEAR`: empties the buffer.
 const SCRATCH_CLEAR: u32 = ioctl::io(b'S', 1);
 
@@ -47,6 +44,7 @@ struct ScratchFile {
 // ANCHOR_END: state
 
 // ANCHOR: file_ops
+#[vtable]
 impl FileOperations for ScratchFile {
     type OpenData = Shared;
 

@@ -3,7 +3,11 @@
 //! `TODO`s); the reference solution is `drivers/semaphore/src/lib.rs`.
 //!
 //! A write of `n` bytes adds `n` to the count; a read blocks until the
-//! count is positive, takes one, and returns one byte. Each open counts its
+//! count is positive, takes one, and returns one byte (then end of file
+//! for that open: `cat` ends). With `O_NONBLOCK` a read that would block
+//! fails with `EAGAIN`; `poll` reports the device readable while the count
+//! is positive and always writable. The device has no position to move:
+//! `lseek` fails with `ESPIPE` whatever its arguments. Each open counts its
 //! reads, which two ioctls get and set. `rust_semaphore_c.c` next to this
 //! file is the same driver in C; the book compares the two, and lab 08
 //! grades both with one script.
@@ -19,7 +23,8 @@
 use core::pin::Pin;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use kernel::file::{File, FileOperations, IoctlCommand};
+use kernel::file::flags::O_NONBLOCK;
+use kernel::file::{File, FileOperations, IoctlCommand, PollTable, POLLIN, POLLOUT};
 use kernel::miscdev;
 use kernel::prelude::*;
 use kernel::sync::{Arc, CondVar, Mutex};
@@ -61,16 +66,20 @@ struct FileState {
 
 // ANCHOR: consume
 impl FileState {
-    /// Waits until the count is positive and takes one.
-    fn consume(&self) -> Result {
-        // TODO: lock `self.shared.inner`; while the count is 0, wait on
-        // `self.shared.changed` (interruptibly: a signal gives EINTR);
-        // then take one from the count.
+    /// Waits until the count is positive and takes one; `EAGAIN` instead
+    /// of waiting when `nonblocking`.
+    fn consume(&self, nonblocking: bool) -> Result {
+        // TODO: lock `self.shared.inner`; while the count is 0, return
+        // EAGAIN if `nonblocking`, else wait on `self.shared.changed`
+        // (interruptibly: a signal gives EINTR); then take one from the
+        // count.
+        let _ = nonblocking;
         Err(EAGAIN)
     }
 }
 // ANCHOR_END: consume
 
+#[vtable]
 impl FileOperations for FileState {
     type OpenData = Arc<Semaphore>;
 
@@ -82,13 +91,13 @@ impl FileOperations for FileState {
     }
 
     // ANCHOR: read_write
-    fn read(&self, _file: &File, writer: &mut UserSliceWriter, offset: u64) -> Result<usize> {
+    fn read(&self, file: &File, writer: &mut UserSliceWriter, offset: u64) -> Result<usize> {
         if writer.is_empty() || offset > 0 {
             return Ok(0);
         }
         // Copy first: a bad pointer must not cost a count.
         writer.write_slice(&[0u8; 1])?;
-        self.consume()?;
+        self.consume(file.flags() & O_NONBLOCK != 0)?;
         self.read_count.fetch_add(1, Ordering::Relaxed);
         Ok(1)
     }
@@ -109,6 +118,13 @@ impl FileOperations for FileState {
         Ok(n)
     }
     // ANCHOR_END: read_write
+
+    fn poll(&self, _file: &File, table: &PollTable<'_>) -> Result<u32> {
+        // Register before looking: a write in between then wakes us.
+        table.register(&self.shared.changed);
+        let readable = self.shared.inner.lock().count > 0;
+        Ok(if readable { POLLIN | POLLOUT } else { POLLOUT })
+    }
 
     // ANCHOR: ioctl
     fn ioctl(&self, _file: &File, cmd: IoctlCommand) -> Result<i32> {

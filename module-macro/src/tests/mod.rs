@@ -4,3 +4,4 @@
 mod errors;
 mod expand;
 mod tidy;
+mod vtable;

@@ -9,6 +9,7 @@
 
 use core::pin::Pin;
 
+use kernel::file::flags::{O_APPEND, O_TRUNC};
 use kernel::file::{File, FileOperations, IoctlCommand, SeekFrom};
 use kernel::miscdev;
 use kernel::prelude::*;
@@ -27,10 +28,6 @@ module! {
 /// The most bytes the device holds.
 const CAPACITY: usize = 4096;
 
-/// `O_TRUNC` and `O_APPEND` from `include/uapi/asm-generic/fcntl.h`.
-const O_TRUNC: u32 = 0o1000;
-const O_APPEND: u32 = 0o2000;
-
 /// `SCRATCH_CLEAR`: empties the buffer.
 const SCRATCH_CLEAR: u32 = ioctl::io(b'S', 1);
 
@@ -45,6 +42,7 @@ struct ScratchFile {
 // ANCHOR_END: state
 
 // ANCHOR: file_ops
+#[vtable]
 impl FileOperations for ScratchFile {
     type OpenData = Shared;
 
