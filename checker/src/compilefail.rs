@@ -7,7 +7,7 @@
 //! the case compiled in:
 //!
 //! ```text
-//! make -C labs/<lab> [SOLUTION=1] COMPILE_FAIL=/abs/path/to/case.rs
+//! make -C labs/<lab> KDIR=... [RUST_TARGET_DIR=...] [SOLUTION=1] COMPILE_FAIL=/abs/path/to/case.rs
 //! ```
 //!
 //! `kernel-crate/kbuild/rust-module.mk` turns `COMPILE_FAIL` into the
@@ -34,24 +34,33 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result};
 
 use crate::lab::Lab;
+use crate::setup::Toolchain;
+
+/// The build of a compile-fail case: the lab's own build
+/// ([`crate::run::make_command`], so the same kernel tree and cargo target
+/// folder as its modules) with `COMPILE_FAIL` set to the case's path.
+pub fn command(lab: &Lab, tc: &Toolchain, case_path: &Path, solution: bool) -> Command {
+    let mut cmd = crate::run::make_command(lab, tc, solution);
+    cmd.arg(format!("COMPILE_FAIL={}", case_path.display()));
+    cmd
+}
 
 /// Builds the lab's crate with `case` (a path relative to the lab folder)
 /// compiled in; the full output goes to `log`. Returns make's exit status
 /// and the output.
-pub fn build(lab: &Lab, case: &str, solution: bool, log: &Path) -> Result<(i32, String)> {
+pub fn build(
+    lab: &Lab,
+    tc: &Toolchain,
+    case: &str,
+    solution: bool,
+    log: &Path,
+) -> Result<(i32, String)> {
     let case_path = lab.dir.join(case);
     let case_path = case_path
         .canonicalize()
         .with_context(|| format!("compile-fail case {} not found", case_path.display()))?;
     let file = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
-    let mut cmd = Command::new("make");
-    cmd.arg("-C")
-        .arg(&lab.dir)
-        .arg(format!("COMPILE_FAIL={}", case_path.display()));
-    if solution {
-        cmd.arg("SOLUTION=1");
-    }
-    let status = cmd
+    let status = command(lab, tc, &case_path, solution)
         .env("CARGO_TERM_COLOR", "never")
         .stdin(Stdio::null())
         .stdout(file.try_clone()?)
@@ -149,6 +158,43 @@ pub fn normalise(output: &str, root: &Path) -> String {
 mod tests {
     use super::*;
     use expect_test::{expect, Expect};
+
+    /// A compile-fail case is built against the same kernel tree and into
+    /// the same cargo target folder as the lab's modules: with the debug
+    /// kernel, its tree and `target/kernel-debug`, not Debian's headers.
+    #[test]
+    fn case_builds_against_the_toolchain_of_the_run() {
+        let lab = Lab {
+            name: "lab-05".into(),
+            dir: "/w/labs/lab-05".into(),
+            config: crate::lab::parse(
+                "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n",
+            )
+            .expect("config"),
+        };
+        let tc = Toolchain {
+            abi: "debug-6.1.192-3".into(),
+            kdir: "/cache/debug/src".into(),
+            vmlinuz: "/cache/debug/src/bzImage".into(),
+            boot_kernel: "/cache/debug/src/bzImage".into(),
+            modules_dir: "/cache/debug/src".into(),
+            cache: "/cache".into(),
+            debug: true,
+            rust_target_dir: Some("/w/target/kernel-debug".into()),
+        };
+        let cmd = command(
+            &lab,
+            &tc,
+            Path::new("/w/labs/lab-05/compile-fail/x.rs"),
+            true,
+        );
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        expect![[r#"make -C /w/labs/lab-05 KDIR=/cache/debug/src RUST_TARGET_DIR=/w/target/kernel-debug SOLUTION=1 COMPILE_FAIL=/w/labs/lab-05/compile-fail/x.rs"#]]
+            .assert_eq(&format!("make {}", args.join(" ")));
+    }
 
     #[track_caller]
     fn check(output: &str, expect: Expect) {

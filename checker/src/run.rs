@@ -142,16 +142,10 @@ fn flush() {
     let _ = std::io::stdout().flush();
 }
 
-/// Builds the lab's modules with Kbuild; the log goes to `log`.
-pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<BuildOutcome> {
-    if let Some(dir) = log.parent() {
-        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    // A stale module from an earlier (other-variant) build must not be graded.
-    for m in &lab.config.modules {
-        let _ = fs::remove_file(lab.dir.join(format!("{m}.ko")));
-    }
-    let file = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+/// `make -C <lab> KDIR=... [RUST_TARGET_DIR=...] [SOLUTION=1]`: the one
+/// way the checker builds a lab, for its modules and for compile-fail
+/// cases alike, against the kernel tree of `tc`.
+pub fn make_command(lab: &Lab, tc: &Toolchain, solution: bool) -> Command {
     let mut cmd = Command::new("make");
     cmd.arg("-C")
         .arg(&lab.dir)
@@ -163,6 +157,20 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
     if solution {
         cmd.arg("SOLUTION=1");
     }
+    cmd
+}
+
+/// Builds the lab's modules with Kbuild; the log goes to `log`.
+pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<BuildOutcome> {
+    if let Some(dir) = log.parent() {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    // A stale module from an earlier (other-variant) build must not be graded.
+    for m in &lab.config.modules {
+        let _ = fs::remove_file(lab.dir.join(format!("{m}.ko")));
+    }
+    let file = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+    let mut cmd = make_command(lab, tc, solution);
     let started = Instant::now();
     let status = cmd
         .stdin(Stdio::null())
@@ -208,6 +216,7 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
 pub fn run_host_steps(
     dir: &Path,
     lab: &Lab,
+    tc: &Toolchain,
     solution: bool,
     work: &Path,
 ) -> Result<Vec<StepGrade>> {
@@ -225,7 +234,7 @@ pub fn run_host_steps(
                 .with_context(|| format!("cannot create {}", work.display()))?;
             let log = work.join(step.expected_file_name(i).replace(".txt", ".log"));
             let started = Instant::now();
-            let (status, output) = crate::compilefail::build(lab, case, solution, &log)?;
+            let (status, output) = crate::compilefail::build(lab, tc, case, solution, &log)?;
             if vm::interrupted() {
                 return Err(Interrupted.into());
             }
@@ -317,7 +326,7 @@ pub fn run_lab(
     }
 
     let work = work_dir(root, lab, opts.solution);
-    let mut host_steps = run_host_steps(root.unwrap_or(&lab.dir), lab, opts.solution, &work)?;
+    let mut host_steps = run_host_steps(root.unwrap_or(&lab.dir), lab, tc, opts.solution, &work)?;
 
     print!("build ...");
     flush();

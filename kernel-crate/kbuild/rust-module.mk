@@ -87,11 +87,16 @@ rust-cargo-args += $(if $(COMPILE_FAIL),--features compile-fail)
 # clippy only checks; the build that follows produces the library.
 rust-clippy := $(if $(CLIPPY),cargo clippy $(rust-cargo-args) -- -D warnings &&)
 
-# Every input of the crate graph: Kbuild rebuilds when one changes and
-# cargo decides what to recompile.
-rust-sources := $(shell find $(kernel-crate) $(workspace)/module-macro $(src) \
-	-name target -prune -o \( -name '*.rs' -o -name Cargo.toml -o -name '*.h' \) -print) \
-	$(workspace)/Cargo.lock $(workspace)/Cargo.toml
+# Every input of the crate graph, as cargo's own dep-info file lists it
+# after a build: the sources of every crate the module uses, wherever its
+# package lives, build scripts and the headers they watch, generated
+# bindings. Manifests and the lock file are not in it, so they are added.
+# Before the first build there is no list, and no object either. Kbuild
+# rebuilds when one of these changes, and cargo decides what to recompile.
+rust-dep-info := $(patsubst %.a,%.d,$(rust-staticlib))
+rust-sources := $(wildcard $(filter-out %:,$(shell cat $(rust-dep-info) 2>/dev/null)) \
+	$(workspace)/Cargo.lock $(workspace)/Cargo.toml \
+	$(workspace)/*/Cargo.toml $(workspace)/*/*/Cargo.toml $(workspace)/*/*/*/Cargo.toml)
 
 # Kbuild runs a command under `set -e` and then records it as done, but
 # `set -e` ignores a failure inside an `&&` chain: the parentheses and
