@@ -5,6 +5,11 @@
 //! relative to (see `kbuild/rust-module.mk`). Of those flags, clang gets the
 //! ones that change what the headers declare; gcc-only code generation flags
 //! are dropped.
+//!
+//! Each Kbuild build records the flags in `target/kbuild-flags`; a build
+//! outside Kbuild (`cargo check --target x86_64-unknown-none`, which is what
+//! rust-analyzer runs, or `cargo doc`) uses them, so it sees the same
+//! bindings.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -15,13 +20,31 @@ fn main() {
     println!("cargo:rerun-if-changed=src/bindings_helper.h");
     println!("cargo:rerun-if-changed=helpers/helpers.h");
 
-    let (Ok(cflags), Ok(objtree)) = (env::var("KERNEL_CFLAGS"), env::var("KERNEL_OBJTREE")) else {
-        eprintln!(
-            "error: KERNEL_CFLAGS and KERNEL_OBJTREE are not set.\n\
-             The kernel crate is built by Kbuild: run `make` in a module directory \
-             (for example labs/lab-01), or `make lab-01` at the top of the repository."
-        );
-        std::process::exit(1);
+    let recorded = recorded_flags_file();
+    let (cflags, objtree) = match (env::var("KERNEL_CFLAGS"), env::var("KERNEL_OBJTREE")) {
+        (Ok(cflags), Ok(objtree)) => {
+            record_flags(&recorded, &cflags, &objtree);
+            (cflags, objtree)
+        }
+        // Outside Kbuild (`cargo check`, rust-analyzer, `cargo doc`): the
+        // flags of the last Kbuild build, so the bindings are the same.
+        _ => {
+            println!("cargo:rerun-if-changed={}", recorded.display());
+            match read_flags(&recorded) {
+                Some(flags) => flags,
+                None => {
+                    eprintln!(
+                        "error: KERNEL_CFLAGS and KERNEL_OBJTREE are not set, and no Kbuild build \
+                         has recorded them in {} yet.\n\
+                         The kernel crate is built by Kbuild: run `make` in a module directory \
+                         (for example labs/lab-01), or `make lab-01` at the top of the repository; \
+                         after that, `cargo check --target x86_64-unknown-none` works too.",
+                        recorded.display()
+                    );
+                    std::process::exit(1);
+                }
+            }
+        }
     };
 
     let objtree = PathBuf::from(objtree);
@@ -110,6 +133,39 @@ fn main() {
     bindings
         .write_to_file(out.join("bindings.rs"))
         .expect("OUT_DIR is writable");
+}
+
+/// Where a Kbuild build records its flags for builds outside Kbuild:
+/// `<workspace>/target/kbuild-flags` (the last build wins).
+fn recorded_flags_file() -> PathBuf {
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    manifest
+        .parent()
+        .unwrap_or(&manifest)
+        .join("target")
+        .join("kbuild-flags")
+}
+
+/// Writes `objtree` and `cflags`, one line each, unless the file already
+/// holds them (an unchanged file keeps `cargo check` from regenerating).
+fn record_flags(file: &Path, cflags: &str, objtree: &str) {
+    let text = format!("{objtree}\n{cflags}\n");
+    if std::fs::read_to_string(file).is_ok_and(|old| old == text) {
+        return;
+    }
+    let tmp = file.with_extension("tmp");
+    // Best effort: only editors and `cargo doc` read it.
+    let _ = std::fs::create_dir_all(file.parent().unwrap_or(Path::new(".")))
+        .and_then(|()| std::fs::write(&tmp, &text))
+        .and_then(|()| std::fs::rename(&tmp, file));
+}
+
+fn read_flags(file: &Path) -> Option<(String, String)> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let mut lines = text.lines();
+    let objtree = lines.next()?.to_owned();
+    let cflags = lines.next()?.to_owned();
+    Some((cflags, objtree))
 }
 
 /// Keeps the flags that affect what the headers declare, with paths made

@@ -125,6 +125,7 @@ pub fn run_cmd(args: &FixturesArgs) -> Result<bool> {
     let root = workspace::root()?;
     setup::ensure(&setup::Options {
         book: false,
+        browser: false,
         verbose: false,
     })?;
     let verdict_name = verdict_file(args.kernel);

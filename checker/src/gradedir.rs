@@ -335,6 +335,7 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
     let root = workspace::root()?;
     setup::ensure(&setup::Options {
         book: false,
+        browser: false,
         verbose: false,
     })?;
     let out = args

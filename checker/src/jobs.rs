@@ -331,6 +331,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<bool> {
     // Install what is missing once, before any child does.
     setup::ensure(&setup::Options {
         book: false,
+        browser: false,
         verbose: false,
     })?;
     if labs.len() == 1 && args.report.is_none() {

@@ -22,6 +22,7 @@ pub mod buildcheck;
 pub mod compilefail;
 pub mod cpio;
 pub mod debugkernel;
+pub mod docs;
 pub mod doctor;
 pub mod fixtures;
 pub mod grade;

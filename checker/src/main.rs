@@ -25,9 +25,12 @@ enum Cmd {
     /// Install what is missing (Debian packages, kernel headers, guest
     /// kernel, Rust components, book tools); idempotent.
     Setup {
-        /// Skip the book tools (mdbook, mdbook-linkcheck).
+        /// Skip the book tools (mdbook, mdbook-linkcheck, the npm tools).
         #[arg(long)]
         no_book: bool,
+        /// Also install Chromium, for the book's browser check.
+        #[arg(long)]
+        browser: bool,
     },
     /// Build a lab, run its steps in a guest and grade them.
     Lab {
@@ -78,6 +81,9 @@ enum Cmd {
     Doctor,
     /// Rebuild and re-grade a lab every time one of its sources is saved.
     Watch(checker::watch::WatchArgs),
+    /// Build the API reference of the kernel and module-macro crates into
+    /// target/api (`make doc`; `make book` publishes it as the book's api/).
+    Doc,
     /// Build the semaphore and its C twin, print the RFC's size table and
     /// write it to book/src/generated/sizes.md.
     Sizes,
@@ -107,10 +113,11 @@ fn main() -> ExitCode {
 
 fn real_main(cli: Cli) -> Result<bool> {
     match cli.command {
-        Cmd::Setup { no_book } => {
+        Cmd::Setup { no_book, browser } => {
             let started = std::time::Instant::now();
             setup::ensure(&setup::Options {
                 book: !no_book,
+                browser,
                 verbose: true,
             })?;
             println!("setup: done ({:.1} s)", started.elapsed().as_secs_f64());
@@ -218,6 +225,12 @@ fn real_main(cli: Cli) -> Result<bool> {
             );
             Ok(true)
         }
+        Cmd::Doc => {
+            let root = workspace::root()?;
+            let tc = ensure_quiet()?;
+            checker::docs::build(&root, &tc)?;
+            Ok(true)
+        }
         Cmd::Sizes => {
             let root = workspace::root()?;
             let tc = ensure_quiet()?;
@@ -245,6 +258,7 @@ fn real_main(cli: Cli) -> Result<bool> {
 fn ensure_quiet() -> Result<setup::Toolchain> {
     setup::ensure(&setup::Options {
         book: false,
+        browser: false,
         verbose: false,
     })
     .context("setup failed")

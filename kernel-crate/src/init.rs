@@ -14,7 +14,7 @@
 //! ```
 //!
 //! The types that need this are `!Unpin` (they hold a
-//! [`PhantomPinned`](core::marker::PhantomPinned)), and the only ways to own
+//! [`PhantomPinned`]), and the only ways to own
 //! one are pinned: `Pin<KBox<T>>`, `Arc<T>` or a `static`. Safe code can
 //! then never get a `&mut T` to move out of: `Pin::get_mut`,
 //! `Pin::into_inner` and `DerefMut` for `Pin` all require `T: Unpin`.

@@ -416,7 +416,7 @@ impl<T: ModuleParam> WritableParam<T> {
 ///
 /// # Invariants
 ///
-/// `set` and `get` are [`set_param::<T>`] and [`get_param::<T>`].
+/// `set` and `get` are `set_param::<T>` and `get_param::<T>`.
 #[repr(transparent)]
 pub struct ParamOps<T: ModuleParam>(bindings::kernel_param_ops, PhantomData<T>);
 

@@ -19,7 +19,7 @@ use super::{free, realloc, AllocError, Flags};
 /// # Invariants
 ///
 /// `ptr` points to an initialised `T` that this box owns: a block from
-/// [`realloc`] for `Layout::new::<T>()`, or a dangling pointer if `T` has
+/// `realloc` for `Layout::new::<T>()`, or a dangling pointer if `T` has
 /// size zero.
 pub struct KBox<T> {
     ptr: NonNull<T>,

@@ -24,7 +24,7 @@ use super::{free, realloc, AllocError, Flags};
 ///
 /// - If `T` has size zero, `cap == usize::MAX` and `ptr` is dangling.
 /// - Otherwise, if `cap == 0`, `ptr` is dangling; else `ptr` is a block
-///   from [`realloc`] for `Layout::array::<T>(cap)`, owned by the buffer.
+///   from `realloc` for `Layout::array::<T>(cap)`, owned by the buffer.
 /// - `len <= cap`, and the first `len` slots hold initialised values owned
 ///   by the buffer.
 pub struct RawBuf<T> {

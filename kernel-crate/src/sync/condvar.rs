@@ -45,7 +45,7 @@ macro_rules! new_condvar {
 ///
 /// `wait_queue_head` has been initialised by `__init_waitqueue_head` and
 /// never moves. If `polled` is false, the queue was never given to
-/// `poll_wait` (see [`CondVar::poll_head`]).
+/// `poll_wait` (see `CondVar::poll_head`).
 pub struct CondVar {
     wait_queue_head: Opaque<bindings::wait_queue_head>,
     polled: AtomicBool,
