@@ -34,6 +34,31 @@
 //! programs = ["devtest"]        # optional: labs/<lab>/devtest -> /lab/devtest
 //! ```
 //!
+//! The files a student edits are declared in `student`, paths relative to
+//! the lab folder. `*` and `?` match within one path segment, `**` any
+//! number of whole segments:
+//!
+//! ```toml
+//! student = ["src/vec.rs"]      # the exercise; everything else is the course's
+//! solution_dir = "solution"     # optional: where the reference solution keeps its copies (default)
+//! allow = ["link-sections"]     # optional: rules of the student-file policy this lab lifts
+//! ```
+//!
+//! `checker grade` takes exactly these files from a submission and every
+//! other file from the course, so the harness (a `module.rs` the exercise
+//! `include!`s, compile-fail cases, `Cargo.toml`, `Kbuild`, `lab.toml`,
+//! `expected/`) is never the student's. Before anything is built, every
+//! student file is read and checked against the rules of
+//! [`crate::policy`] (no `unsafe`, no `include_str!`, ...): by `checker
+//! lab` on the exercise's files, or with `--solution` on the same paths
+//! under `solution_dir` (lab 08's solution is the finished driver in
+//! `drivers/semaphore`). `allow` lifts rules by name (see
+//! [`crate::policy::Rule`]) for a lab whose exercise needs them: lab 02's
+//! macro writes `.modinfo` statics. When the lab loads, each pattern must
+//! match at least one Rust file (`.rs`) of the lab folder and of the
+//! solution's, never one under `expected/`, `compile-fail/` or the
+//! solution's folder; absolute paths and `..` are refused.
+//!
 //! Unknown keys are errors. Each step `N` (1-based) is compared with
 //! `labs/<lab>/expected/NN-<name>.txt` (see [`crate::snapshot`]).
 //!
@@ -96,6 +121,22 @@ pub struct LabConfig {
     /// Test programs in the lab folder, copied to `/lab/<name>`.
     #[serde(default)]
     pub programs: Vec<String>,
+    /// The files the student edits (`student`): patterns relative to the
+    /// lab folder. `checker grade` takes only these from a submission.
+    #[serde(default)]
+    pub student: Vec<String>,
+    /// Where the reference solution keeps its copies of the student files
+    /// (`solution_dir`, relative to the lab folder; default `solution`).
+    #[serde(default)]
+    pub solution_dir: Option<String>,
+    /// Rules of [`crate::policy`] that this lab lifts (`allow`).
+    #[serde(default)]
+    pub allow: Vec<crate::policy::Rule>,
+    /// Not a `lab.toml` key: where the snapshots are when not in the lab
+    /// folder's `expected/` (`checker lab --expected-dir`, which `checker
+    /// grade` uses to keep them out of the tree a student's build sees).
+    #[serde(skip)]
+    pub expected_dir: Option<PathBuf>,
     /// Guest CPUs.
     #[serde(default)]
     pub smp: Option<u32>,
@@ -421,7 +462,8 @@ pub struct Lab {
 }
 
 impl Lab {
-    /// Loads `<dir>/lab.toml`.
+    /// Loads `<dir>/lab.toml`; its `student` patterns must name files of
+    /// the lab folder and of the solution's (see the module docs).
     pub fn load(dir: &Path) -> Result<Lab> {
         let file = dir.join("lab.toml");
         let text = std::fs::read_to_string(&file)
@@ -431,11 +473,104 @@ impl Lab {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "lab".into());
-        Ok(Lab {
+        let lab = Lab {
             name,
             dir: dir.to_path_buf(),
             config,
-        })
+        };
+        lab.check_student_files(&text)
+            .with_context(|| format!("invalid {}", file.display()))?;
+        Ok(lab)
+    }
+
+    /// The folder holding the reference solution's copies of the student
+    /// files (`solution_dir`, default `solution`).
+    pub fn solution_dir(&self) -> PathBuf {
+        self.dir
+            .join(self.config.solution_dir.as_deref().unwrap_or("solution"))
+    }
+
+    /// The student files of the lab folder: paths relative to it, sorted.
+    pub fn student_files(&self) -> Result<Vec<String>> {
+        matching_files(&self.dir, &self.config.student)
+    }
+
+    /// The reference solution's copies of the student files, relative to
+    /// [`Lab::solution_dir`], sorted.
+    pub fn solution_files(&self) -> Result<Vec<String>> {
+        matching_files(&self.solution_dir(), &self.config.student)
+    }
+
+    /// Whether `path` (relative to the lab folder, `/`-separated) is one
+    /// of the student's files.
+    pub fn is_student_file(&self, path: &str) -> bool {
+        self.config
+            .student
+            .iter()
+            .any(|pattern| glob_matches(pattern, path))
+    }
+
+    /// Each `student` pattern matches Rust files of the lab folder and of
+    /// the solution's, none of them the course's own (snapshots,
+    /// compile-fail cases, the solution); errors name `lab.toml`'s line.
+    fn check_student_files(&self, text: &str) -> Result<()> {
+        if self.config.student.is_empty() {
+            return Ok(());
+        }
+        let solution = self.solution_dir();
+        if !solution.is_dir() {
+            bail!(
+                "{}`solution_dir`: {} is not a folder",
+                line_prefix(text, "solution_dir"),
+                solution.display()
+            );
+        }
+        let inside = solution
+            .strip_prefix(&self.dir)
+            .ok()
+            .map(|p| p.to_string_lossy().replace('\\', "/"));
+        let files = list_files(&self.dir)?;
+        let solution_files = list_files(&solution)?;
+        for pattern in &self.config.student {
+            let mut at = line_prefix(text, &format!("\"{pattern}\""));
+            if at.is_empty() {
+                at = line_prefix(text, &format!("'{pattern}'"));
+            }
+            let matched: Vec<&String> = files.iter().filter(|f| glob_matches(pattern, f)).collect();
+            if matched.is_empty() {
+                bail!(
+                    "{at}`student` pattern {pattern:?} matches no file of {}",
+                    self.dir.display()
+                );
+            }
+            for f in matched {
+                let course_own = ["expected/", "compile-fail/"]
+                    .iter()
+                    .any(|d| f.starts_with(d))
+                    || inside
+                        .as_deref()
+                        .is_some_and(|d| f.starts_with(&format!("{d}/")));
+                if course_own {
+                    bail!(
+                        "{at}`student` pattern {pattern:?} matches {f}, which is the course's \
+                         (snapshots, compile-fail cases and the solution never are the student's)"
+                    );
+                }
+                if !f.ends_with(".rs") {
+                    bail!(
+                        "{at}`student` pattern {pattern:?} matches {f}: student files must be \
+                         Rust sources (.rs), which the checker reads before the build"
+                    );
+                }
+            }
+            if !solution_files.iter().any(|f| glob_matches(pattern, f)) {
+                bail!(
+                    "{at}`student` pattern {pattern:?} matches no file of the solution's folder {}",
+                    solution.display()
+                );
+            }
+        }
+        Ok(())
     }
 
     /// The lab as run on Debian's kernel (`debug` false: without the steps
@@ -490,12 +625,116 @@ impl Lab {
         self.config.steps.iter().map(|s| s.points).sum()
     }
 
-    /// The expected snapshot of step `index` (0-based).
+    /// The expected snapshot of step `index` (0-based): in the lab
+    /// folder's `expected/`, or in `expected_dir` when set.
     pub fn expected_path(&self, index: usize) -> PathBuf {
-        self.dir
-            .join("expected")
-            .join(self.config.steps[index].expected_file_name(index))
+        let dir = match &self.config.expected_dir {
+            Some(dir) => dir.clone(),
+            None => self.dir.join("expected"),
+        };
+        dir.join(self.config.steps[index].expected_file_name(index))
     }
+}
+
+/// `lab.toml line N: ` for the first line of `text` holding `needle`, or
+/// nothing when no line does.
+fn line_prefix(text: &str, needle: &str) -> String {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .map(|i| format!("line {}: ", i + 1))
+        .unwrap_or_default()
+}
+
+/// Whether `path` (relative, `/`-separated) matches `pattern`: `*` and `?`
+/// match within one path segment, a `**` segment any number of segments.
+pub fn glob_matches(pattern: &str, path: &str) -> bool {
+    let pattern: Vec<&str> = pattern.split('/').collect();
+    let path: Vec<&str> = path.split('/').collect();
+    match_segments(&pattern, &path)
+}
+
+fn match_segments(pattern: &[&str], path: &[&str]) -> bool {
+    match pattern.split_first() {
+        None => path.is_empty(),
+        Some((&"**", rest)) => (0..=path.len()).any(|skip| match_segments(rest, &path[skip..])),
+        Some((first, rest)) => path.split_first().is_some_and(|(segment, path_rest)| {
+            match_segment(first.as_bytes(), segment.as_bytes()) && match_segments(rest, path_rest)
+        }),
+    }
+}
+
+fn match_segment(pattern: &[u8], name: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => name.is_empty(),
+        Some((b'*', rest)) => (0..=name.len()).any(|skip| match_segment(rest, &name[skip..])),
+        Some((b'?', rest)) => !name.is_empty() && match_segment(rest, &name[1..]),
+        Some((c, rest)) => name.first() == Some(c) && match_segment(rest, &name[1..]),
+    }
+}
+
+/// A `student` pattern is a relative path inside the lab folder, with
+/// only the wildcards [`glob_matches`] knows.
+fn check_pattern(pattern: &str) -> std::result::Result<(), &'static str> {
+    if pattern.is_empty() {
+        return Err("is empty");
+    }
+    if pattern.starts_with('/') {
+        return Err("must be relative to the lab folder, not absolute");
+    }
+    if pattern.contains(['\\', '[', ']', '{', '}']) {
+        return Err("may use only the wildcards `*`, `?` and `**`");
+    }
+    for segment in pattern.split('/') {
+        match segment {
+            "" => return Err("has an empty path segment"),
+            "." | ".." => return Err("must stay inside the lab folder: no `.` or `..`"),
+            s if s.contains("**") && s != "**" => {
+                return Err("`**` must be a whole path segment (`src/**/*.rs`)")
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The files under `dir`, relative to it and `/`-separated, sorted; build
+/// output and hidden entries left out, symbolic links not followed.
+pub fn list_files(dir: &Path) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let here = dir.join(&rel);
+        let entries =
+            std::fs::read_dir(&here).with_context(|| format!("cannot read {}", here.display()))?;
+        for entry in entries {
+            let entry = entry.with_context(|| format!("cannot read {}", here.display()))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || crate::gradedir::is_build_output(&name) {
+                continue;
+            }
+            let path = rel.join(&name);
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                files.push(path.to_string_lossy().into_owned());
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The files under `dir` that one of `patterns` matches (see
+/// [`glob_matches`]), sorted.
+pub fn matching_files(dir: &Path, patterns: &[String]) -> Result<Vec<String>> {
+    if patterns.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(list_files(dir)?
+        .into_iter()
+        .filter(|f| patterns.iter().any(|p| glob_matches(p, f)))
+        .collect())
 }
 
 /// Parses and validates the text of a `lab.toml`.
@@ -523,6 +762,19 @@ fn validate(c: &LabConfig) -> Result<()> {
     for p in &c.programs {
         if !is_name(p) {
             bail!("program name {p:?} must be [a-z0-9_-]+ (no path)");
+        }
+    }
+    for p in &c.student {
+        if let Err(why) = check_pattern(p) {
+            bail!("`student` pattern {p:?} {why}");
+        }
+    }
+    if let Some(dir) = &c.solution_dir {
+        if dir.is_empty() || dir.starts_with('/') {
+            bail!("`solution_dir` {dir:?} must be a folder relative to the lab folder");
+        }
+        if c.student.is_empty() {
+            bail!("`solution_dir` without `student`: there are no student files to find there");
         }
     }
     if c.steps.is_empty() {
@@ -623,10 +875,17 @@ pub fn all_samples(root: &Path) -> Result<Vec<PathBuf>> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&drivers)
         .with_context(|| format!("cannot read {}", drivers.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("lab.toml").is_file())
+        .filter(|p| p.join("lab.toml").is_file() && !is_template(p))
         .collect();
     dirs.sort();
     Ok(dirs)
+}
+
+/// `drivers/template` builds only once `checker new-driver` has copied it
+/// and filled in the kernel crate's path (see [`crate::newdriver`]).
+pub fn is_template(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("Cargo.toml"))
+        .is_ok_and(|t| t.contains(crate::newdriver::PLACEHOLDER))
 }
 
 /// A numbered entry of the book's table of contents, `book/src/SUMMARY.md`,
@@ -994,6 +1253,10 @@ run = "rmmod hello"
                         "hello",
                     ],
                     programs: [],
+                    student: [],
+                    solution_dir: None,
+                    allow: [],
+                    expected_dir: None,
                     smp: Some(
                         2,
                     ),
@@ -1289,6 +1552,177 @@ run = "insmod /lab/m.ko"
     }
 
     #[test]
+    fn globs() {
+        let cases = [
+            ("src/vec.rs", "src/vec.rs", true),
+            ("src/vec.rs", "src/vec.rs.orig", false),
+            ("src/*.rs", "src/vec.rs", true),
+            ("src/*.rs", "src/a/vec.rs", false),
+            ("src/**/*.rs", "src/vec.rs", true),
+            ("src/**/*.rs", "src/a/b/vec.rs", true),
+            ("**/strings.rs", "macro/src/strings.rs", true),
+            ("src/v?c.rs", "src/vec.rs", true),
+            ("src/v?c.rs", "src/vc.rs", false),
+            ("src/**", "src/a/b", true),
+            ("src/**", "srcx/a", false),
+            ("*", "lib.rs", true),
+            ("*", "src/lib.rs", false),
+        ];
+        for (pattern, path, want) in cases {
+            assert_eq!(glob_matches(pattern, path), want, "{pattern} {path}");
+        }
+    }
+
+    #[test]
+    fn student_keys() {
+        let head = "title='t'\nchapter='c.md'\nmodules=['m']\n";
+        let step = "[[step]]\nname='a'\nrun='true'\n";
+        let check = |keys: &str, expect: Expect| {
+            let actual = match parse(&format!("{head}{keys}\n{step}")) {
+                Ok(c) => format!("{:?} {:?} {:?}", c.student, c.solution_dir, c.allow),
+                Err(e) => format!("error: {e:#}"),
+            };
+            expect.assert_eq(&actual);
+        };
+        check("", expect!["[] None []"]);
+        check(
+            "student=['src/vec.rs', 'src/**/*.rs']\nsolution_dir='../../drivers/x'\nallow=['link-sections']",
+            expect![[r#"["src/vec.rs", "src/**/*.rs"] Some("../../drivers/x") [LinkSections]"#]],
+        );
+        check(
+            "student=['/etc/passwd']",
+            expect![[
+                r#"error: `student` pattern "/etc/passwd" must be relative to the lab folder, not absolute"#
+            ]],
+        );
+        check(
+            "student=['../lab-02/src/lib.rs']",
+            expect![[
+                r#"error: `student` pattern "../lab-02/src/lib.rs" must stay inside the lab folder: no `.` or `..`"#
+            ]],
+        );
+        check(
+            "student=['src/./lib.rs']",
+            expect![[
+                r#"error: `student` pattern "src/./lib.rs" must stay inside the lab folder: no `.` or `..`"#
+            ]],
+        );
+        check(
+            "student=['src//lib.rs']",
+            expect![[r#"error: `student` pattern "src//lib.rs" has an empty path segment"#]],
+        );
+        check(
+            "student=['src/[ab].rs']",
+            expect![[
+                r#"error: `student` pattern "src/[ab].rs" may use only the wildcards `*`, `?` and `**`"#
+            ]],
+        );
+        check(
+            "student=['src/**.rs']",
+            expect![[
+                r#"error: `student` pattern "src/**.rs" `**` must be a whole path segment (`src/**/*.rs`)"#
+            ]],
+        );
+        check(
+            "student=['']",
+            expect![[r#"error: `student` pattern "" is empty"#]],
+        );
+        check(
+            "solution_dir='solution'",
+            expect![
+                "error: `solution_dir` without `student`: there are no student files to find there"
+            ],
+        );
+        check(
+            "allow=['unsafe_code']",
+            expect![[r#"
+                error: TOML parse error at line 4, column 8
+                  |
+                4 | allow=['unsafe_code']
+                  |        ^^^^^^^^^^^^^
+                unknown variant `unsafe_code`, expected one of `unsafe`, `bindings`, `include`, `env`, `path-attribute`, `extern-crate`, `std`, `features`, `symbol-names`, `link-sections`, `asm`
+            "#]],
+        );
+    }
+
+    /// A lab folder on disk: its `student` patterns are checked against
+    /// its files and the solution's when it loads.
+    #[test]
+    fn student_files_are_checked_when_the_lab_loads() {
+        let d = tempfile::tempdir().unwrap();
+        let lab = d.path().join("labs/lab-09");
+        for dir in ["src", "solution/src", "expected", "compile-fail"] {
+            std::fs::create_dir_all(lab.join(dir)).unwrap();
+        }
+        for file in [
+            "src/lib.rs",
+            "src/module.rs",
+            "src/vec.rs",
+            "src/notes.txt",
+            "solution/src/vec.rs",
+            "compile-fail/case.rs",
+            "expected/01-a.txt",
+            "src/vec.o",
+        ] {
+            std::fs::write(lab.join(file), "").unwrap();
+        }
+        let check = |student: &str, expect: Expect| {
+            std::fs::write(
+                lab.join("lab.toml"),
+                format!("title='t'\nchapter='c.md'\nmodules=['m']\n{student}\n[[step]]\nname='a'\nrun='true'\n"),
+            )
+            .unwrap();
+            let actual = match Lab::load(&lab) {
+                Ok(l) => format!(
+                    "{:?} {:?}",
+                    l.student_files().unwrap(),
+                    l.solution_files().unwrap()
+                ),
+                Err(e) => format!("{e:#}").replace(&d.path().display().to_string(), "D"),
+            };
+            expect.assert_eq(&actual);
+        };
+        check(
+            "student=['src/vec.rs']",
+            expect![[r#"["src/vec.rs"] ["src/vec.rs"]"#]],
+        );
+        check(
+            "student=['src/v*']",
+            expect![[r#"["src/vec.rs"] ["src/vec.rs"]"#]],
+        );
+        check(
+            "student=['src/vex.rs']",
+            expect![[
+                r#"invalid D/labs/lab-09/lab.toml: line 4: `student` pattern "src/vex.rs" matches no file of D/labs/lab-09"#
+            ]],
+        );
+        check(
+            "student=['src/*']",
+            expect![[
+                r#"invalid D/labs/lab-09/lab.toml: line 4: `student` pattern "src/*" matches src/notes.txt: student files must be Rust sources (.rs), which the checker reads before the build"#
+            ]],
+        );
+        check(
+            "student=['**/*.rs']",
+            expect![[
+                r#"invalid D/labs/lab-09/lab.toml: line 4: `student` pattern "**/*.rs" matches compile-fail/case.rs, which is the course's (snapshots, compile-fail cases and the solution never are the student's)"#
+            ]],
+        );
+        check(
+            "student=['src/lib.rs']",
+            expect![[
+                r#"invalid D/labs/lab-09/lab.toml: line 4: `student` pattern "src/lib.rs" matches no file of the solution's folder D/labs/lab-09/solution"#
+            ]],
+        );
+        check(
+            "student=['src/vec.rs']\nsolution_dir='elsewhere'",
+            expect![[
+                r#"invalid D/labs/lab-09/lab.toml: line 5: `solution_dir`: D/labs/lab-09/elsewhere is not a folder"#
+            ]],
+        );
+    }
+
+    #[test]
     fn unknown_key() {
         check(
             "title='t'\nchapter='c.md'\nmodules=['m']\nmemory=1\n[[step]]\nname='a'\nrun='true'\n",
@@ -1297,7 +1731,7 @@ run = "insmod /lab/m.ko"
                   |
                 4 | memory=1
                   | ^^^^^^
-                unknown field `memory`, expected one of `title`, `chapter`, `modules`, `programs`, `smp`, `timeout`, `step`
+                unknown field `memory`, expected one of `title`, `chapter`, `modules`, `programs`, `student`, `solution_dir`, `allow`, `smp`, `timeout`, `step`
             "#]],
         );
     }

@@ -15,6 +15,7 @@
 //! - [`buildcheck`]: rejects modules that contain an allocation-failure
 //!   panic path.
 //! - [`guesttools`]: the checker's own programs in the guest (`failnth`).
+//! - [`policy`]: what a student file may hold, checked before the build.
 #![forbid(unsafe_code)]
 
 pub mod accel;
@@ -30,6 +31,7 @@ pub mod gradedir;
 pub mod guesttools;
 pub mod jobs;
 pub mod lab;
+pub mod policy;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -326,6 +326,24 @@ pub fn run_lab(
     }
 
     let work = work_dir(root, lab, opts.solution);
+    // Before anything of the student's is compiled or run: the rules for
+    // student files (see crate::policy).
+    if let Some(build) = crate::policy::gate(lab, opts.solution, &work.join("build.log"))? {
+        let report = LabReport {
+            lab: lab.name.clone(),
+            solution: opts.solution,
+            build,
+            steps: crate::policy::rejected_steps(lab),
+            crash: None,
+            timed_out: false,
+            accel: None,
+            boot_time: None,
+            wall: started.elapsed(),
+            console_log: None,
+        };
+        print_report(&report, color);
+        return Ok(report);
+    }
     let mut host_steps = run_host_steps(root.unwrap_or(&lab.dir), lab, tc, opts.solution, &work)?;
 
     print!("build ...");

@@ -1,0 +1,982 @@
+//! What a student file may hold, checked before anything is built.
+//!
+//! A lab's grade should measure what the student's code does, so the files
+//! a student edits (a lab's `student` key, see [`crate::lab`]) may not reach
+//! past themselves: not into the kernel's raw C interface, not into other
+//! files of the tree (the snapshots in `expected/` above all), not into the
+//! build's environment, the linker or the module's metadata. Every student
+//! file is parsed with `syn` and each [`Rule`] broken is reported with its
+//! file, line and column and a one-line reason. The tokens of every macro
+//! call (`pr_info!(...)`, a `macro_rules!` of the student's, a `quote!`)
+//! are read too, so the rules also hold inside them.
+//!
+//! Strings and comments are never read: `"unsafe"` in a message, or
+//! `// no unsafe here`, is fine, and so is a raw identifier such as
+//! `r#unsafe`, which is a name, not the keyword.
+//!
+//! A lab may lift rules with `allow` in its `lab.toml`: lab 02's macro
+//! generates the `#[link_section = ".modinfo"]` and `#[used]` statics the
+//! lab is about, so it allows `link-sections`. A lab that teaches how to
+//! build a safe abstraction over the C API would allow `unsafe` and
+//! `bindings`; none does today.
+//!
+//! `checker lab` runs [`gate`] before the host steps and the build (the
+//! student learns the rules at the keyboard), and so does every run of
+//! `checker grade`, which reports the same lines.
+
+use std::fmt;
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
+use serde::Deserialize;
+use syn::visit::{self, Visit};
+
+use crate::grade::{Failure, StepGrade, Verdict};
+use crate::lab::Lab;
+use crate::run::BuildOutcome;
+
+/// A rule of the policy, named as `allow` in `lab.toml` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rule {
+    /// No `unsafe`: blocks, functions, impls, traits, `extern` blocks,
+    /// function pointer types, `#[unsafe(...)]` attributes.
+    Unsafe,
+    /// No path segment `bindings`: the kernel crate's raw C bindings.
+    Bindings,
+    /// No `include!`, `include_str!`, `include_bytes!`: files read at
+    /// build time.
+    Include,
+    /// No `env!`, `option_env!`: the build's environment.
+    Env,
+    /// No `#[path = ...]`: a module made of another file.
+    PathAttribute,
+    /// No `extern crate`.
+    ExternCrate,
+    /// No `std`: kernel code has none, and a proc macro (lab 02) must not
+    /// reach files, processes or the environment while it builds.
+    Std,
+    /// No `#![feature(...)]`: the kernel build turns unstable features on
+    /// for the kernel crate, not for student code.
+    Features,
+    /// No `#[no_mangle]`, `#[export_name]`: symbols that could replace the
+    /// kernel's.
+    SymbolNames,
+    /// No `#[link_section]`, `#[used]`: data placed in the module's
+    /// sections, such as the `.modinfo` the kernel reads.
+    LinkSections,
+    /// No `asm!`, `global_asm!`, `naked_asm!`.
+    Asm,
+}
+
+impl Rule {
+    /// The name `allow` uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Unsafe => "unsafe",
+            Rule::Bindings => "bindings",
+            Rule::Include => "include",
+            Rule::Env => "env",
+            Rule::PathAttribute => "path-attribute",
+            Rule::ExternCrate => "extern-crate",
+            Rule::Std => "std",
+            Rule::Features => "features",
+            Rule::SymbolNames => "symbol-names",
+            Rule::LinkSections => "link-sections",
+            Rule::Asm => "asm",
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A broken rule: where, which, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The file as shown (relative to the workspace root when possible).
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// The rule; `None` when the file cannot be read as Rust tokens at
+    /// all, so that none of the rules could be checked.
+    pub rule: Option<Rule>,
+    /// One line for the student.
+    pub reason: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.reason
+        )?;
+        match self.rule {
+            Some(rule) => write!(f, " [{rule}]"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The macros each rule forbids, by the last segment of their path.
+fn forbidden_macro(name: &str) -> Option<(Rule, &'static str)> {
+    Some(match name {
+        "include" | "include_str" | "include_bytes" => (
+            Rule::Include,
+            "reads another file at build time; a student file may not reach past itself",
+        ),
+        "env" | "option_env" => (Rule::Env, "reads the build's environment"),
+        "asm" | "global_asm" | "naked_asm" => (
+            Rule::Asm,
+            "inline assembly: student code uses the kernel crate's safe API only",
+        ),
+        _ => return None,
+    })
+}
+
+/// The attributes each rule forbids, by name.
+fn forbidden_attribute(name: &str) -> Option<(Rule, &'static str)> {
+    Some(match name {
+        "path" => (
+            Rule::PathAttribute,
+            "makes a module of another file; a student file may not reach past itself",
+        ),
+        "no_mangle" | "export_name" => (
+            Rule::SymbolNames,
+            "names a symbol of the module, which could replace one of the kernel's",
+        ),
+        "link_section" | "used" => (
+            Rule::LinkSections,
+            "places data in the module's sections, such as the .modinfo the kernel reads",
+        ),
+        "feature" => (
+            Rule::Features,
+            "turns on unstable compiler features; student code uses stable Rust",
+        ),
+        _ => return None,
+    })
+}
+
+const BINDINGS_WHY: &str = "the kernel crate's raw C bindings; student code uses its safe API only";
+const STD_WHY: &str =
+    "kernel code has no std, and a macro must not reach files, processes or the environment";
+const UNSAFE_WHY: &str = "student code uses the kernel crate's safe API only";
+
+/// An identifier as the language sees it: `r#std` is `std`. Keywords are
+/// compared without this: `r#unsafe` is a name, not the keyword.
+fn unraw(ident: &Ident) -> String {
+    let s = ident.to_string();
+    match s.strip_prefix("r#") {
+        Some(name) => name.to_owned(),
+        None => s,
+    }
+}
+
+struct Checker<'a> {
+    allow: &'a [Rule],
+    found: Vec<(Span, Rule, String)>,
+}
+
+impl Checker<'_> {
+    fn report(&mut self, span: Span, rule: Rule, reason: String) {
+        if !self.allow.contains(&rule) {
+            self.found.push((span, rule, reason));
+        }
+    }
+
+    fn unsafe_keyword(&mut self, span: Span, what: &str) {
+        self.report(span, Rule::Unsafe, format!("{what}: {UNSAFE_WHY}"));
+    }
+
+    /// A name used in a path, a `use` or a macro's tokens.
+    fn name(&mut self, ident: &Ident) {
+        match unraw(ident).as_str() {
+            "bindings" => self.report(
+                ident.span(),
+                Rule::Bindings,
+                format!("`bindings`: {BINDINGS_WHY}"),
+            ),
+            "std" => self.report(ident.span(), Rule::Std, format!("`std`: {STD_WHY}")),
+            _ => {}
+        }
+    }
+
+    /// A forbidden macro named outside a call (`use core::include_str as
+    /// i;`): renaming it would hide the call.
+    fn macro_name(&mut self, ident: &Ident) {
+        let name = unraw(ident);
+        if let Some((rule, why)) = forbidden_macro(&name) {
+            self.report(ident.span(), rule, format!("`{name}!`: {why}"));
+        }
+    }
+
+    /// The name of an attribute (one path segment).
+    fn attribute_name(&mut self, ident: &Ident) {
+        let name = unraw(ident);
+        if let Some((rule, why)) = forbidden_attribute(&name) {
+            self.report(ident.span(), rule, format!("`#[{name}]`: {why}"));
+        }
+    }
+
+    /// The tokens of an attribute, between `#[` and `]`: its name (also
+    /// inside `unsafe(...)` and `cfg_attr(..., ...)`), then its arguments
+    /// as any tokens.
+    fn attribute_tokens(&mut self, tokens: TokenStream) {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        let Some(TokenTree::Ident(first)) = tokens.first() else {
+            self.tokens(tokens.into_iter().collect());
+            return;
+        };
+        let args = match tokens.get(1) {
+            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => Some(g),
+            _ => None,
+        };
+        let name = first.to_string();
+        match (name.as_str(), args) {
+            ("unsafe", Some(inner)) => {
+                let known = match inner.stream().into_iter().next() {
+                    Some(TokenTree::Ident(i)) => forbidden_attribute(&unraw(&i)).is_some(),
+                    _ => false,
+                };
+                if !known {
+                    self.unsafe_keyword(first.span(), "`#[unsafe(...)]` attribute");
+                }
+                self.attribute_tokens(inner.stream());
+            }
+            ("cfg_attr", Some(inner)) => {
+                // `cfg_attr(predicate, attr, attr...)`: each attribute after
+                // the predicate is checked as if written alone.
+                let mut chunks: Vec<Vec<TokenTree>> = vec![Vec::new()];
+                for t in inner.stream() {
+                    match &t {
+                        TokenTree::Punct(p) if p.as_char() == ',' => chunks.push(Vec::new()),
+                        _ => chunks.last_mut().expect("one chunk at least").push(t),
+                    }
+                }
+                for chunk in chunks.into_iter().skip(1) {
+                    self.attribute_tokens(chunk.into_iter().collect());
+                }
+            }
+            _ => {
+                // `rustfmt::skip` is not `skip`.
+                let single =
+                    !matches!(tokens.get(1), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                if single {
+                    self.attribute_name(first);
+                }
+                self.tokens(tokens.into_iter().skip(1).collect());
+            }
+        }
+    }
+
+    /// Any tokens: a macro's input, an attribute's arguments, or what
+    /// `syn` keeps unparsed. Every rule is checked on the tokens alone.
+    fn tokens(&mut self, tokens: TokenStream) {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        let punct = |i: usize, c: char| matches!(tokens.get(i), Some(TokenTree::Punct(p)) if p.as_char() == c);
+        let mut i = 0;
+        while i < tokens.len() {
+            match &tokens[i] {
+                TokenTree::Group(g) => self.tokens(g.stream()),
+                TokenTree::Punct(p) if p.as_char() == '#' => {
+                    let bracket = if punct(i + 1, '!') { i + 2 } else { i + 1 };
+                    if let Some(TokenTree::Group(g)) = tokens.get(bracket) {
+                        if g.delimiter() == Delimiter::Bracket {
+                            self.attribute_tokens(g.stream());
+                            i = bracket + 1;
+                            continue;
+                        }
+                    }
+                }
+                TokenTree::Ident(ident) => {
+                    let word = ident.to_string();
+                    let next = tokens.get(i + 1);
+                    if word == "unsafe" {
+                        self.unsafe_keyword(ident.span(), "`unsafe`");
+                    } else if word == "extern" {
+                        match next {
+                            Some(TokenTree::Ident(c)) if c == "crate" => self.report(
+                                ident.span(),
+                                Rule::ExternCrate,
+                                "`extern crate`: brings in a crate the lab does not depend on"
+                                    .into(),
+                            ),
+                            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => {
+                                self.unsafe_keyword(ident.span(), "`extern` block")
+                            }
+                            Some(TokenTree::Literal(_)) => {
+                                if matches!(tokens.get(i + 2), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace)
+                                {
+                                    self.unsafe_keyword(ident.span(), "`extern` block");
+                                }
+                            }
+                            _ => {}
+                        }
+                    } else {
+                        self.name(ident);
+                        // `include_str!(...)`, `core::include_str`, `include_str as i`.
+                        let called = punct(i + 1, '!');
+                        let in_path = i > 0 && punct(i - 1, ':');
+                        let renamed = matches!(next, Some(TokenTree::Ident(a)) if a == "as");
+                        if called || in_path || renamed {
+                            self.macro_name(ident);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Checker<'_> {
+    fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+        match &attr.meta {
+            syn::Meta::Path(path) => {
+                if let Some(ident) = path.get_ident() {
+                    self.attribute_name(ident);
+                }
+            }
+            syn::Meta::List(list) => {
+                let mut tokens: TokenStream = list
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| TokenTree::Ident(s.ident.clone()))
+                    .collect();
+                if list.path.segments.len() == 1 {
+                    let group =
+                        proc_macro2::Group::new(Delimiter::Parenthesis, list.tokens.clone());
+                    tokens.extend([TokenTree::Group(group)]);
+                    self.attribute_tokens(tokens);
+                } else {
+                    self.tokens(list.tokens.clone());
+                }
+            }
+            syn::Meta::NameValue(nv) => {
+                if let Some(ident) = nv.path.get_ident() {
+                    self.attribute_name(ident);
+                }
+                self.visit_expr(&nv.value);
+            }
+        }
+    }
+
+    fn visit_expr_unsafe(&mut self, e: &'ast syn::ExprUnsafe) {
+        self.unsafe_keyword(e.unsafe_token.span, "`unsafe` block");
+        visit::visit_expr_unsafe(self, e);
+    }
+
+    fn visit_signature(&mut self, sig: &'ast syn::Signature) {
+        if let Some(u) = &sig.unsafety {
+            self.unsafe_keyword(u.span, "`unsafe fn`");
+        }
+        visit::visit_signature(self, sig);
+    }
+
+    fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+        if let Some(u) = &item.unsafety {
+            self.unsafe_keyword(u.span, "`unsafe impl`");
+        }
+        visit::visit_item_impl(self, item);
+    }
+
+    fn visit_item_trait(&mut self, item: &'ast syn::ItemTrait) {
+        if let Some(u) = &item.unsafety {
+            self.unsafe_keyword(u.span, "`unsafe trait`");
+        }
+        visit::visit_item_trait(self, item);
+    }
+
+    fn visit_item_foreign_mod(&mut self, item: &'ast syn::ItemForeignMod) {
+        match &item.unsafety {
+            Some(u) => self.unsafe_keyword(u.span, "`unsafe extern` block"),
+            None => self.unsafe_keyword(item.abi.extern_token.span, "`extern` block"),
+        }
+        visit::visit_item_foreign_mod(self, item);
+    }
+
+    fn visit_type_bare_fn(&mut self, t: &'ast syn::TypeBareFn) {
+        if let Some(u) = &t.unsafety {
+            self.unsafe_keyword(u.span, "`unsafe fn` pointer");
+        }
+        visit::visit_type_bare_fn(self, t);
+    }
+
+    fn visit_item_extern_crate(&mut self, item: &'ast syn::ItemExternCrate) {
+        self.report(
+            item.extern_token.span,
+            Rule::ExternCrate,
+            "`extern crate`: brings in a crate the lab does not depend on".into(),
+        );
+        visit::visit_item_extern_crate(self, item);
+    }
+
+    fn visit_path_segment(&mut self, segment: &'ast syn::PathSegment) {
+        self.name(&segment.ident);
+        visit::visit_path_segment(self, segment);
+    }
+
+    fn visit_use_path(&mut self, u: &'ast syn::UsePath) {
+        self.name(&u.ident);
+        self.macro_name(&u.ident);
+        visit::visit_use_path(self, u);
+    }
+
+    fn visit_use_name(&mut self, u: &'ast syn::UseName) {
+        self.name(&u.ident);
+        self.macro_name(&u.ident);
+    }
+
+    fn visit_use_rename(&mut self, u: &'ast syn::UseRename) {
+        self.name(&u.ident);
+        self.macro_name(&u.ident);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        if let Some(last) = mac.path.segments.last() {
+            let name = unraw(&last.ident);
+            if let Some((rule, why)) = forbidden_macro(&name) {
+                self.report(last.ident.span(), rule, format!("`{name}!`: {why}"));
+            }
+        }
+        visit::visit_macro(self, mac);
+        self.tokens(mac.tokens.clone());
+    }
+
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        match item {
+            syn::Item::Verbatim(tokens) => self.tokens(tokens.clone()),
+            _ => visit::visit_item(self, item),
+        }
+    }
+
+    fn visit_expr(&mut self, e: &'ast syn::Expr) {
+        match e {
+            syn::Expr::Verbatim(tokens) => self.tokens(tokens.clone()),
+            _ => visit::visit_expr(self, e),
+        }
+    }
+
+    fn visit_type(&mut self, t: &'ast syn::Type) {
+        match t {
+            syn::Type::Verbatim(tokens) => self.tokens(tokens.clone()),
+            _ => visit::visit_type(self, t),
+        }
+    }
+
+    fn visit_pat(&mut self, p: &'ast syn::Pat) {
+        match p {
+            syn::Pat::Verbatim(tokens) => self.tokens(tokens.clone()),
+            _ => visit::visit_pat(self, p),
+        }
+    }
+
+    fn visit_impl_item(&mut self, i: &'ast syn::ImplItem) {
+        match i {
+            syn::ImplItem::Verbatim(tokens) => self.tokens(tokens.clone()),
+            _ => visit::visit_impl_item(self, i),
+        }
+    }
+
+    fn visit_trait_item(&mut self, i: &'ast syn::TraitItem) {
+        match i {
+            syn::TraitItem::Verbatim(tokens) => self.tokens(tokens.clone()),
+            _ => visit::visit_trait_item(self, i),
+        }
+    }
+
+    fn visit_foreign_item(&mut self, i: &'ast syn::ForeignItem) {
+        match i {
+            syn::ForeignItem::Verbatim(tokens) => self.tokens(tokens.clone()),
+            _ => visit::visit_foreign_item(self, i),
+        }
+    }
+}
+
+/// Checks the text of one student file, shown as `file`, with the rules
+/// in `allow` lifted. A file `syn` cannot parse (new syntax, or a plain
+/// mistake the compiler will name better) is checked on its tokens alone;
+/// one that is not even Rust tokens is refused, as nothing could be
+/// checked.
+pub fn check_source(file: &str, text: &str, allow: &[Rule]) -> Vec<Violation> {
+    let mut checker = Checker {
+        allow,
+        found: Vec::new(),
+    };
+    match syn::parse_file(text) {
+        Ok(ast) => checker.visit_file(&ast),
+        Err(_) => match text.parse::<TokenStream>() {
+            Ok(tokens) => checker.tokens(tokens),
+            Err(e) => {
+                let at = e.span().start();
+                return vec![Violation {
+                    file: file.to_owned(),
+                    line: at.line,
+                    column: at.column + 1,
+                    rule: None,
+                    reason: format!("cannot be read as Rust tokens ({e}), so it cannot be checked"),
+                }];
+            }
+        },
+    }
+    let mut found: Vec<Violation> = checker
+        .found
+        .into_iter()
+        .map(|(span, rule, reason)| {
+            let at = span.start();
+            Violation {
+                file: file.to_owned(),
+                line: at.line,
+                column: at.column + 1,
+                rule: Some(rule),
+                reason,
+            }
+        })
+        .collect();
+    found.sort_by_key(|a| (a.line, a.column, a.rule));
+    found.dedup();
+    found
+}
+
+/// `path` with `.` and `..` resolved by name (not through the file
+/// system: a workspace's folders may be symbolic links).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The student files a run builds: the exercise's, or with `solution`
+/// the solution's copies. Absolute paths.
+pub fn files_of_run(lab: &Lab, solution: bool) -> Result<Vec<PathBuf>> {
+    let (dir, files) = if solution {
+        (lexical(&lab.solution_dir()), lab.solution_files()?)
+    } else {
+        (lab.dir.clone(), lab.student_files()?)
+    };
+    Ok(files.iter().map(|f| dir.join(f)).collect())
+}
+
+/// A path as a student reads it: relative to the workspace root (the lab
+/// folder's grandparent) when it is inside.
+pub fn shown(lab: &Lab, path: &Path) -> String {
+    let path = lexical(path);
+    let root = lexical(&lab.dir);
+    let root = root.parent().and_then(Path::parent).unwrap_or(&root);
+    path.strip_prefix(root)
+        .unwrap_or(&path)
+        .display()
+        .to_string()
+}
+
+/// Checks `files` (absolute paths) with the lab's `allow`.
+pub fn check_files(lab: &Lab, files: &[PathBuf]) -> Result<Vec<Violation>> {
+    let mut found = Vec::new();
+    for path in files {
+        let text = fs::read_to_string(path)
+            .with_context(|| format!("cannot read the student file {}", path.display()))?;
+        found.extend(check_source(&shown(lab, path), &text, &lab.config.allow));
+    }
+    Ok(found)
+}
+
+/// What [`gate`] found.
+#[derive(Debug)]
+pub struct Checked {
+    /// The files checked, as shown.
+    pub files: Vec<String>,
+    /// The rules they break.
+    pub violations: Vec<Violation>,
+    /// How long reading and checking took.
+    pub time: Duration,
+}
+
+/// Checks the student files of a run of `lab` (see [`files_of_run`]).
+pub fn check_run(lab: &Lab, solution: bool) -> Result<Checked> {
+    let started = Instant::now();
+    let files = files_of_run(lab, solution)?;
+    let violations = check_files(lab, &files)?;
+    Ok(Checked {
+        files: files.iter().map(|f| shown(lab, f)).collect(),
+        violations,
+        time: started.elapsed(),
+    })
+}
+
+/// The first lines of a rejection, for the terminal and the build log.
+pub const REJECTED: &str = "a student file may not reach past itself: no unsafe, no bindings, \
+     no include!/env!, no #[path], no extern crate, no std, no #![feature], no symbol or section \
+     attributes, no asm! (book: For instructors, \"What a submission may change, and what it may not\")";
+
+/// `checker lab`'s check before the host steps and the build: prints one
+/// line, and each broken rule. When a rule is broken, the build is failed
+/// without running: the lines also go to `log` (the build log), and the
+/// failed build is returned. A lab without student files (a sample, a
+/// fixture) is not checked.
+pub fn gate(lab: &Lab, solution: bool, log: &Path) -> Result<Option<BuildOutcome>> {
+    if lab.config.student.is_empty() {
+        return Ok(None);
+    }
+    let checked = check_run(lab, solution)?;
+    let ms = checked.time.as_secs_f64() * 1000.0;
+    let names = checked.files.join(", ");
+    if checked.violations.is_empty() {
+        println!("policy {names} ... ok ({ms:.1} ms)");
+        return Ok(None);
+    }
+    println!("policy {names} ... REJECTED: nothing was built or run ({ms:.1} ms)");
+    let mut text = format!("checker: {REJECTED}\n");
+    for v in &checked.violations {
+        println!("  {v}");
+        text.push_str(&format!("{v}\n"));
+    }
+    println!("  ({REJECTED})");
+    if let Some(dir) = log.parent() {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    fs::write(log, text).with_context(|| format!("cannot write {}", log.display()))?;
+    Ok(Some(BuildOutcome {
+        ok: false,
+        time: checked.time,
+        log: log.to_path_buf(),
+    }))
+}
+
+/// Every step of a run that [`gate`] stopped: failed, as when the build
+/// fails, host steps included (none of them ran).
+pub fn rejected_steps(lab: &Lab) -> Vec<StepGrade> {
+    lab.config
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| StepGrade {
+            index: i,
+            name: s.name.clone(),
+            time: None,
+            actual: None,
+            expected_path: lab.expected_path(i),
+            verdict: Verdict::Fail(Failure::BuildFailed),
+            log: None,
+            points: s.points,
+            hint: None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::{expect, Expect};
+
+    fn check_with(allow: &[Rule], text: &str, expect: Expect) {
+        let found: Vec<String> = check_source("lib.rs", text, allow)
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        expect.assert_eq(&found.join("\n"));
+    }
+
+    fn check(text: &str, expect: Expect) {
+        check_with(&[], text, expect);
+    }
+
+    #[test]
+    fn safe_code_passes() {
+        check(
+            r#"
+//! A module. It has no unsafe code; `unsafe` in a comment is fine.
+#![no_std]
+use kernel::prelude::*;
+/// Says "unsafe" and prints it: a string is not code.
+fn say() { pr_info!("unsafe {} include_str!(x) std::fs bindings\n", 1); }
+#[allow(unsafe_code, unused)]
+#[derive(Debug, Clone)]
+#[cfg_attr(test, derive(PartialEq))]
+struct S { used: bool, path: u8 }
+fn f(s: S) -> bool { let env = 1; let r#unsafe = env; s.used && r#unsafe == 1 }
+/* unsafe { kernel::bindings::x() } in a block comment */
+"#,
+            expect![""],
+        );
+    }
+
+    #[test]
+    fn unsafe_block() {
+        check(
+            "fn f() -> u32 {\n    unsafe { g() }\n}\n",
+            expect!["lib.rs:2:5: `unsafe` block: student code uses the kernel crate's safe API only [unsafe]"],
+        );
+    }
+
+    #[test]
+    fn unsafe_fn_impl_trait_extern() {
+        check(
+            "unsafe fn a() {}\nstruct S;\nunsafe impl Send for S {}\nunsafe trait T {}\n\
+             impl S { unsafe fn m(&self) {} }\nunsafe extern \"C\" { fn g(); }\nextern \"C\" { fn h(); }\n\
+             type F = unsafe fn();\n#[unsafe(naked)]\nfn n() {}\n",
+            expect![[r#"
+                lib.rs:1:1: `unsafe fn`: student code uses the kernel crate's safe API only [unsafe]
+                lib.rs:3:1: `unsafe impl`: student code uses the kernel crate's safe API only [unsafe]
+                lib.rs:4:1: `unsafe trait`: student code uses the kernel crate's safe API only [unsafe]
+                lib.rs:5:10: `unsafe fn`: student code uses the kernel crate's safe API only [unsafe]
+                lib.rs:6:1: `unsafe extern` block: student code uses the kernel crate's safe API only [unsafe]
+                lib.rs:7:1: `extern` block: student code uses the kernel crate's safe API only [unsafe]
+                lib.rs:8:10: `unsafe fn` pointer: student code uses the kernel crate's safe API only [unsafe]
+                lib.rs:9:3: `#[unsafe(...)]` attribute: student code uses the kernel crate's safe API only [unsafe]"#]],
+        );
+    }
+
+    #[test]
+    fn unsafe_inside_a_closure_inside_a_macro_call() {
+        check(
+            "fn f() {\n    pr_info!(\"{}\\n\", (|| unsafe { g() })());\n    m!{ x => { unsafe impl Send for X {} } }\n}\n",
+            expect![[r#"
+                lib.rs:2:26: `unsafe`: student code uses the kernel crate's safe API only [unsafe]
+                lib.rs:3:16: `unsafe`: student code uses the kernel crate's safe API only [unsafe]"#]],
+        );
+    }
+
+    #[test]
+    fn unsafe_in_a_macro_rules_of_the_students() {
+        check(
+            "macro_rules! sneak { ($e:expr) => { unsafe { $e } }; }\nfn f() { sneak!(g()); }\n",
+            expect!["lib.rs:1:37: `unsafe`: student code uses the kernel crate's safe API only [unsafe]"],
+        );
+    }
+
+    #[test]
+    fn include_macros() {
+        check(
+            "const A: &str = include_str!(\"../expected/02-load.txt\");\n\
+             const B: &[u8] = core::include_bytes!(\"x\");\n\
+             include!(\"other.rs\");\n\
+             fn f() { pr_info!(\"{}\", ::std::include_str!(\"y\")); }\n",
+            expect![[r#"
+                lib.rs:1:17: `include_str!`: reads another file at build time; a student file may not reach past itself [include]
+                lib.rs:2:24: `include_bytes!`: reads another file at build time; a student file may not reach past itself [include]
+                lib.rs:3:1: `include!`: reads another file at build time; a student file may not reach past itself [include]
+                lib.rs:4:27: `std`: kernel code has no std, and a macro must not reach files, processes or the environment [std]
+                lib.rs:4:32: `include_str!`: reads another file at build time; a student file may not reach past itself [include]"#]],
+        );
+    }
+
+    #[test]
+    fn renamed_macros() {
+        check(
+            "use core::include_str as read;\nuse core::{env as e};\nmacro_rules! m { () => { use core::option_env as o; }; }\n",
+            expect![[r#"
+                lib.rs:1:11: `include_str!`: reads another file at build time; a student file may not reach past itself [include]
+                lib.rs:2:12: `env!`: reads the build's environment [env]
+                lib.rs:3:36: `option_env!`: reads the build's environment [env]"#]],
+        );
+    }
+
+    #[test]
+    fn env_macros() {
+        check(
+            "const A: &str = env!(\"HOME\");\nconst B: Option<&str> = option_env!(\"X\");\n",
+            expect![[r#"
+                lib.rs:1:17: `env!`: reads the build's environment [env]
+                lib.rs:2:25: `option_env!`: reads the build's environment [env]"#]],
+        );
+    }
+
+    #[test]
+    fn path_attribute() {
+        check(
+            "#[path = \"../expected/x.rs\"]\nmod x;\n#[cfg_attr(all(), path = \"y.rs\")]\nmod y;\n",
+            expect![[r#"
+                lib.rs:1:3: `#[path]`: makes a module of another file; a student file may not reach past itself [path-attribute]
+                lib.rs:3:19: `#[path]`: makes a module of another file; a student file may not reach past itself [path-attribute]"#]],
+        );
+    }
+
+    #[test]
+    fn extern_crate() {
+        check(
+            "extern crate kernel as k;\nm! { extern crate alloc; }\n",
+            expect![[r#"
+                lib.rs:1:1: `extern crate`: brings in a crate the lab does not depend on [extern-crate]
+                lib.rs:2:6: `extern crate`: brings in a crate the lab does not depend on [extern-crate]"#]],
+        );
+    }
+
+    #[test]
+    fn bindings_however_named() {
+        check(
+            "fn a() { kernel::bindings::printk(); }\nuse kernel::bindings;\nuse kernel::{bindings as b, prelude::*};\n\
+             use kernel as k;\nfn c() { k::bindings::x(); }\nfn d() { pr_info!(\"{}\", k::r#bindings::X); }\n",
+            expect![[r#"
+                lib.rs:1:18: `bindings`: the kernel crate's raw C bindings; student code uses its safe API only [bindings]
+                lib.rs:2:13: `bindings`: the kernel crate's raw C bindings; student code uses its safe API only [bindings]
+                lib.rs:3:14: `bindings`: the kernel crate's raw C bindings; student code uses its safe API only [bindings]
+                lib.rs:5:13: `bindings`: the kernel crate's raw C bindings; student code uses its safe API only [bindings]
+                lib.rs:6:28: `bindings`: the kernel crate's raw C bindings; student code uses its safe API only [bindings]"#]],
+        );
+    }
+
+    #[test]
+    fn std() {
+        check(
+            "use std::fs;\nfn f() -> String { ::std::fs::read_to_string(\"x\").unwrap_or_default() }\nuse r#std as s;\n",
+            expect![[r#"
+                lib.rs:1:5: `std`: kernel code has no std, and a macro must not reach files, processes or the environment [std]
+                lib.rs:2:22: `std`: kernel code has no std, and a macro must not reach files, processes or the environment [std]
+                lib.rs:3:5: `std`: kernel code has no std, and a macro must not reach files, processes or the environment [std]"#]],
+        );
+    }
+
+    #[test]
+    fn symbol_and_section_attributes() {
+        check(
+            "#[no_mangle]\nfn init_module() {}\n#[export_name = \"cleanup_module\"]\nfn x() {}\n\
+             #[link_section = \".modinfo\"]\n#[used]\nstatic L: [u8; 12] = *b\"license=GPL\\0\";\n\
+             #[unsafe(no_mangle)]\nfn y() {}\n",
+            expect![[r#"
+                lib.rs:1:3: `#[no_mangle]`: names a symbol of the module, which could replace one of the kernel's [symbol-names]
+                lib.rs:3:3: `#[export_name]`: names a symbol of the module, which could replace one of the kernel's [symbol-names]
+                lib.rs:5:3: `#[link_section]`: places data in the module's sections, such as the .modinfo the kernel reads [link-sections]
+                lib.rs:6:3: `#[used]`: places data in the module's sections, such as the .modinfo the kernel reads [link-sections]
+                lib.rs:8:10: `#[no_mangle]`: names a symbol of the module, which could replace one of the kernel's [symbol-names]"#]],
+        );
+    }
+
+    #[test]
+    fn features() {
+        check(
+            "#![no_std]\n#![feature(core_intrinsics)]\n",
+            expect!["lib.rs:2:4: `#[feature]`: turns on unstable compiler features; student code uses stable Rust [features]"],
+        );
+    }
+
+    #[test]
+    fn asm() {
+        check(
+            "fn f() { core::arch::asm!(\"nop\"); }\ncore::arch::global_asm!(\"\");\n",
+            expect![[r#"
+                lib.rs:1:22: `asm!`: inline assembly: student code uses the kernel crate's safe API only [asm]
+                lib.rs:2:13: `global_asm!`: inline assembly: student code uses the kernel crate's safe API only [asm]"#]],
+        );
+    }
+
+    #[test]
+    fn attributes_inside_macro_tokens() {
+        check(
+            "fn f() -> TokenStream {\n    quote! {\n        #[unsafe(link_section = \".modinfo\")]\n        #[used]\n        static X: u8 = 0;\n    }\n}\n",
+            expect![[r#"
+                lib.rs:3:18: `#[link_section]`: places data in the module's sections, such as the .modinfo the kernel reads [link-sections]
+                lib.rs:4:11: `#[used]`: places data in the module's sections, such as the .modinfo the kernel reads [link-sections]"#]],
+        );
+    }
+
+    #[test]
+    fn a_lab_may_lift_rules() {
+        let text = "fn f() -> TokenStream {\n    quote! {\n        #[unsafe(link_section = \".modinfo\")]\n        #[used]\n        static X: u8 = 0;\n        unsafe { x() }\n    }\n}\n";
+        check_with(
+            &[Rule::LinkSections],
+            text,
+            expect![
+                "lib.rs:6:9: `unsafe`: student code uses the kernel crate's safe API only [unsafe]"
+            ],
+        );
+        check_with(
+            &[Rule::Unsafe, Rule::Bindings],
+            "fn f() { unsafe { kernel::bindings::x() } }\n",
+            expect![""],
+        );
+    }
+
+    #[test]
+    fn include_in_a_doc_attribute() {
+        check(
+            "#[doc = include_str!(\"../expected/02-load.txt\")]\nfn f() {}\n",
+            expect!["lib.rs:1:9: `include_str!`: reads another file at build time; a student file may not reach past itself [include]"],
+        );
+    }
+
+    #[test]
+    fn unparsable_files_are_checked_on_their_tokens() {
+        // Not an item syn knows, but Rust tokens all the same.
+        check(
+            "fn f() -> { }\nunsafe { kernel::bindings::x() }\n",
+            expect![[r#"
+                lib.rs:2:1: `unsafe`: student code uses the kernel crate's safe API only [unsafe]
+                lib.rs:2:18: `bindings`: the kernel crate's raw C bindings; student code uses its safe API only [bindings]"#]],
+        );
+        check("fn f() -> { }\n", expect![""]);
+        check(
+            "fn f() { \"never closed }\n",
+            expect!["lib.rs:1:10: cannot be read as Rust tokens (cannot parse string into token stream), so it cannot be checked"],
+        );
+    }
+
+    #[test]
+    fn rule_names_as_lab_toml_writes_them() {
+        #[derive(Deserialize)]
+        struct T {
+            allow: Vec<Rule>,
+        }
+        let t: T = toml::from_str(
+            "allow = ['unsafe', 'bindings', 'include', 'env', 'path-attribute', 'extern-crate', \
+             'std', 'features', 'symbol-names', 'link-sections', 'asm']",
+        )
+        .unwrap();
+        let names: Vec<&str> = t.allow.iter().map(|r| r.name()).collect();
+        assert_eq!(
+            names.join(" "),
+            "unsafe bindings include env path-attribute extern-crate std features symbol-names link-sections asm"
+        );
+        let err = toml::from_str::<T>("allow = ['unsafe_code']")
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string().contains("unknown variant `unsafe_code`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn paths_are_shown_from_the_workspace_root() {
+        let lab = Lab {
+            name: "lab-08".into(),
+            dir: "/w/labs/lab-08".into(),
+            config: crate::lab::parse(
+                "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n",
+            )
+            .unwrap(),
+        };
+        assert_eq!(
+            shown(
+                &lab,
+                Path::new("/w/labs/lab-08/../../drivers/semaphore/src/lib.rs")
+            ),
+            "drivers/semaphore/src/lib.rs"
+        );
+        assert_eq!(
+            shown(&lab, Path::new("/w/labs/lab-08/src/lib.rs")),
+            "labs/lab-08/src/lib.rs"
+        );
+        assert_eq!(shown(&lab, Path::new("/elsewhere/x.rs")), "/elsewhere/x.rs");
+    }
+}

@@ -1,0 +1,92 @@
+//! Every lab declares the files its student edits, and those files pass the
+//! student-file policy both in the exercise and in the reference solution:
+//! the rules a student learns from `make lab-NN` are ones the course's own
+//! code keeps.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use checker::lab::{all_labs, all_samples, Lab};
+use checker::policy;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("checker/ has a parent")
+        .to_path_buf()
+}
+
+#[test]
+fn every_lab_declares_its_student_files() {
+    let mut listed = Vec::new();
+    for dir in all_labs(&root()).expect("labs/ is readable") {
+        let lab = Lab::load(&dir).expect("lab.toml loads");
+        let exercise = lab.student_files().expect("student files");
+        let solution = lab.solution_files().expect("solution files");
+        assert!(
+            !exercise.is_empty(),
+            "{}: lab.toml declares no `student` files",
+            lab.name
+        );
+        listed.push(format!(
+            "{}: {} (solution: {})",
+            lab.name,
+            exercise.join(", "),
+            policy::files_of_run(&lab, true)
+                .expect("solution files")
+                .iter()
+                .map(|f| policy::shown(&lab, f))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        assert_eq!(
+            exercise, solution,
+            "{}: the same files on both sides",
+            lab.name
+        );
+    }
+    expect_test::expect![[r#"
+        lab-01: src/lib.rs (solution: labs/lab-01/solution/src/lib.rs)
+        lab-02: macro/src/strings.rs (solution: labs/lab-02/solution/macro/src/strings.rs)
+        lab-03: src/lib.rs (solution: labs/lab-03/solution/src/lib.rs)
+        lab-04: src/vec.rs (solution: labs/lab-04/solution/src/vec.rs)
+        lab-05: src/mutex.rs (solution: labs/lab-05/solution/src/mutex.rs)
+        lab-06: src/condvar.rs (solution: labs/lab-06/solution/src/condvar.rs)
+        lab-07: src/lib.rs (solution: labs/lab-07/solution/src/lib.rs)
+        lab-08: src/lib.rs (solution: drivers/semaphore/src/lib.rs)"#]]
+    .assert_eq(&listed.join("\n"));
+}
+
+#[test]
+fn every_exercise_and_solution_keeps_the_rules() {
+    let mut bad = Vec::new();
+    for dir in all_labs(&root()).expect("labs/ is readable") {
+        let lab = Lab::load(&dir).expect("lab.toml loads");
+        for solution in [false, true] {
+            let started = Instant::now();
+            let checked = policy::check_run(&lab, solution).expect("student files readable");
+            bad.extend(checked.violations.iter().map(|v| v.to_string()));
+            // Well under a build's time: the check runs before every build.
+            assert!(
+                started.elapsed().as_secs_f64() < 2.0,
+                "{}: the policy check took {:?}",
+                lab.name,
+                started.elapsed()
+            );
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "student files break the rules:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// Samples and fixtures have no exercise: nothing of theirs is checked.
+#[test]
+fn samples_have_no_student_files() {
+    for dir in all_samples(&root()).expect("drivers/ is readable") {
+        let lab = Lab::load(&dir).expect("lab.toml loads");
+        assert!(lab.config.student.is_empty(), "{}", lab.name);
+    }
+}
