@@ -2,29 +2,45 @@
 //!
 //! `DIR` holds one entry per student:
 //!
-//! - `DIR/<student>/labs/lab-NN/src/...`: the student's `labs/` tree (a
-//!   copy of their checkout, or just the labs they hand in), or
+//! - `DIR/<student>/labs/lab-NN/...`: the student's `labs/` tree (a copy
+//!   of their checkout, or just the labs they hand in), or
 //! - `DIR/<student>.patch`: a patch against the course's tree, as
 //!   `git diff` or `git format-patch` write it (paths `a/labs/...`).
 //!
-//! **What a submission may change**: only `labs/<lab>/src/**`, the
-//! exercise's own sources. Everything else (the lab's `Cargo.toml`,
-//! `Kbuild`, `lab.toml`, `expected/`, the kernel crate, the macro, the
-//! checker) comes from the course's tree, so a student cannot change the
-//! steps, the snapshots or the build. A patch is applied to a pristine
-//! copy of the course's `labs/`, then the same rule picks its `src/`
-//! folders; a patch that touches anything else is still applied to that
-//! copy, but only `src/**` is taken.
+//! **What a submission may change**: only each lab's student files, the
+//! ones its `lab.toml` declares in `student` (lab 04: `src/vec.rs`, lab
+//! 02: `macro/src/strings.rs`). Everything else (the harness a lab
+//! `include!`s, its `Cargo.toml`, `Kbuild`, `lab.toml`, `expected/`, the
+//! kernel crate, the checker) comes from the course's tree, so a student
+//! cannot change a step, a snapshot or the build. A tree's files are
+//! compared with the course's; a patch is applied, its paths under `labs/`
+//! only, to a pristine copy of the course's `labs/`. Either way the student
+//! files are taken (regular files only: a symbolic link is never followed)
+//! and every other file that differs from the course's, or that the course
+//! lacks, is *ignored*: named on the terminal, in `summary.txt` and as
+//! `ignored_files` in `results.json`. The student files of each graded lab
+//! are checked against [`crate::policy`] here too; the broken rules are
+//! named the same way (`policy_violations`), and the lab's run refuses to
+//! build them.
 //!
-//! Each student gets a workspace of their own under
-//! `target/checker/grade/work/<student>/`: the course's top-level Cargo
-//! files, symbolic links to `kernel-crate/`, `module-macro/`, `checker/`
-//! (and the other top-level members), and real copies of the course's
-//! `labs/` with the student's `src/` folders in place; its Cargo target
-//! folder is its own (seeded from the course's compiled kernel crate when
-//! there is one). Builds of different students therefore never share a
-//! file, and grading the same submissions twice gives the same grades.
+//! Each student gets a folder of their own under
+//! `target/checker/grade/work/<student>/`:
+//!
+//! - `workspace/`, the root of the student's runs: the course's top-level
+//!   Cargo files, symbolic links to `kernel-crate/`, `module-macro/`,
+//!   `checker/` (and the other top-level members), and real copies of the
+//!   course's `labs/` with the student files in place but without any
+//!   `expected/`; its Cargo target folder is its own (seeded from the
+//!   course's compiled kernel crate when there is one);
+//! - `expected/<lab>/`, the course's snapshots, where the runs are pointed
+//!   (`checker lab --expected-dir`): outside the tree Cargo and Kbuild
+//!   build;
+//! - `submitted/`, for a patch: the copy of `labs/` it was applied to.
+//!
+//! Builds of different students therefore never share a file, and grading
+//! the same submissions twice gives the same grades.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -33,6 +49,8 @@ use std::process::{Command, Stdio};
 use anyhow::{bail, Context, Result};
 
 use crate::jobs::{self, Job};
+use crate::lab::Lab;
+use crate::policy::{self, Violation};
 use crate::run::GuestArgs;
 use crate::{lab, setup, vm, workspace};
 
@@ -154,60 +172,174 @@ pub fn copy_sources(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Labs a submission tree has sources for (`labs/lab-*/src/`).
-fn submitted_labs(labs: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(labs)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("lab-") && labs.join(n).join("src").is_dir())
-        .collect();
-    names.sort();
-    names
+/// A file a submission changes: its path relative to the submission's
+/// root (`labs/lab-04/src/vec.rs`; a folder the course lacks is named
+/// once, `dir/`), and whether it is a regular file that can be taken.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Changed {
+    /// The path, `/`-separated.
+    pub path: String,
+    /// A regular file (not a symbolic link, a folder or a deletion).
+    pub regular: bool,
+}
+
+/// The files of a tree submission at `dir` that differ from the course's
+/// at `root`, or that the course lacks; sorted. Hidden entries and build
+/// output are left out; symbolic links are named, never followed.
+pub fn changed_in_tree(root: &Path, dir: &Path) -> Result<Vec<Changed>> {
+    let mut found = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let here = dir.join(&rel);
+        for entry in
+            fs::read_dir(&here).with_context(|| format!("cannot read {}", here.display()))?
+        {
+            let entry = entry.with_context(|| format!("cannot read {}", here.display()))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || is_build_output(&name) {
+                continue;
+            }
+            let path = rel.join(&name);
+            let shown = path.to_string_lossy().into_owned();
+            let ours = root.join(&path);
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                // Outside labs/, a folder the course lacks is named, not read.
+                if ours.is_dir() || path.starts_with("labs") {
+                    stack.push(path);
+                } else {
+                    found.push(Changed {
+                        path: format!("{shown}/"),
+                        regular: false,
+                    });
+                }
+            } else if kind.is_file() {
+                let theirs = fs::read(entry.path())
+                    .with_context(|| format!("cannot read {}", entry.path().display()))?;
+                if fs::read(&ours).ok().as_deref() != Some(theirs.as_slice()) {
+                    found.push(Changed {
+                        path: shown,
+                        regular: true,
+                    });
+                }
+            } else {
+                found.push(Changed {
+                    path: shown,
+                    regular: false,
+                });
+            }
+        }
+    }
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(found)
+}
+
+/// The paths `git apply --numstat -z` lists (both sides of a rename).
+fn numstat_paths(out: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut fields = out.split('\0');
+    while let Some(record) = fields.next() {
+        match record.splitn(3, '\t').nth(2) {
+            // A rename or copy: the two paths follow.
+            Some("") => paths.extend(fields.by_ref().take(2).map(str::to_owned)),
+            Some(path) => paths.push(path.to_owned()),
+            None => {}
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    paths
 }
 
 /// Applies `patch` to a pristine copy of the course's `labs/` in
-/// `<dest>/labs`; returns the labs the patch touches.
-fn apply_patch(root: &Path, patch: &Path, dest: &Path) -> Result<Vec<String>> {
+/// `<dest>/labs` (its paths outside `labs/` are left out) and returns what
+/// it changes, every path it touches.
+fn apply_patch(root: &Path, patch: &Path, dest: &Path) -> Result<Vec<Changed>> {
     copy_sources(&root.join("labs"), &dest.join("labs"))?;
     let patch = patch
         .canonicalize()
         .with_context(|| format!("cannot read {}", patch.display()))?;
-    let out = Command::new("git")
-        .args(["apply", "--numstat", "--summary"])
-        .arg(&patch)
-        .current_dir(dest)
-        .output()
-        .context("cannot run git (apt-get install git)")?;
-    let mut labs = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        if let Some(path) = line.split('\t').nth(2) {
-            let mut parts = path.split('/');
-            if let (Some("labs"), Some(lab), Some("src")) =
-                (parts.next(), parts.next(), parts.next())
-            {
-                if !labs.iter().any(|l| l == lab) {
-                    labs.push(lab.to_owned());
-                }
-            }
-        }
+    let git = |args: &[&str]| {
+        let mut cmd = Command::new("git");
+        cmd.args(args)
+            .arg(&patch)
+            .current_dir(dest)
+            // Not a repository, even when the work folder is inside one.
+            .env("GIT_CEILING_DIRECTORIES", dest.parent().unwrap_or(dest))
+            .stdin(Stdio::null());
+        cmd.output().context("cannot run git (apt-get install git)")
+    };
+    let out = git(&["apply", "--numstat", "-z"])?;
+    if !out.status.success() {
+        bail!(
+            "git cannot read the patch: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
-    let out = Command::new("git")
-        .args(["apply", "--whitespace=nowarn"])
-        .arg(&patch)
-        .current_dir(dest)
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run git (apt-get install git)")?;
+    let touched = numstat_paths(&String::from_utf8_lossy(&out.stdout));
+    let out = git(&["apply", "--whitespace=nowarn", "--include=labs/*"])?;
     if !out.status.success() {
         bail!(
             "the patch does not apply to the course's labs/: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    labs.sort();
+    Ok(touched
+        .into_iter()
+        .map(|path| Changed {
+            regular: path.starts_with("labs/")
+                && fs::symlink_metadata(dest.join(&path)).is_ok_and(|m| m.is_file()),
+            path,
+        })
+        .collect())
+}
+
+/// The course's labs by name.
+pub fn course_labs(root: &Path) -> Result<BTreeMap<String, Lab>> {
+    let mut labs = BTreeMap::new();
+    for dir in lab::all_labs(root)? {
+        let l = Lab::load(&dir)?;
+        labs.insert(l.name.clone(), l);
+    }
     Ok(labs)
+}
+
+/// The lab of `labs/<lab>/<file>` and the file, for a course lab.
+fn lab_file<'a>(labs: &'a BTreeMap<String, Lab>, path: &'a str) -> Option<(&'a Lab, &'a str)> {
+    let rest = path.strip_prefix("labs/")?;
+    let (name, file) = rest.split_once('/')?;
+    Some((labs.get(name)?, file))
+}
+
+/// How a submission's changes are used: the student files taken, the
+/// other changes ignored (each with why, when it is not plain).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Collected {
+    /// Student files taken, `labs/<lab>/<file>`.
+    pub taken: Vec<String>,
+    /// Changes not taken: `path`, or `path (why)`.
+    pub ignored: Vec<String>,
+}
+
+/// Sorts `changed` into student files, taken, and the rest, ignored.
+pub fn collect(changed: &[Changed], labs: &BTreeMap<String, Lab>) -> Collected {
+    let mut c = Collected::default();
+    for f in changed {
+        match lab_file(labs, &f.path) {
+            Some((l, file)) if l.is_student_file(file) => {
+                if f.regular {
+                    c.taken.push(f.path.clone());
+                } else {
+                    c.ignored.push(format!(
+                        "{} (not a regular file: the course's copy is used)",
+                        f.path
+                    ));
+                }
+            }
+            _ => c.ignored.push(f.path.clone()),
+        }
+    }
+    c
 }
 
 /// A prepared submission: its workspace and the labs to grade.
@@ -217,25 +349,43 @@ pub struct Prepared {
     pub student: String,
     /// The workspace root made for the student.
     pub workspace: PathBuf,
+    /// The course's snapshots, `<expected>/<lab>/`, outside the workspace.
+    pub expected: PathBuf,
     /// Labs to grade.
     pub labs: Vec<String>,
+    /// Student files taken from the submission.
+    pub taken: Vec<String>,
+    /// Changes of the submission that were not taken.
+    pub ignored: Vec<String>,
+    /// Rules the student files of the graded labs break, by lab.
+    pub violations: Vec<(String, Violation)>,
 }
 
 /// Makes the student's workspace under `work` (removing an older one)
-/// and returns the labs to grade: `only` if given, else every lab the
-/// submission holds sources for (that the course has).
-pub fn prepare(root: &Path, sub: &Submission, work: &Path, only: &[String]) -> Result<Prepared> {
-    let ws = work.join(&sub.student);
-    if ws.exists() {
-        fs::remove_dir_all(&ws).with_context(|| format!("cannot remove {}", ws.display()))?;
+/// and returns the labs to grade: `only` if given, else every lab of the
+/// course that the submission changes, or (a tree) holds student files
+/// of. [`prepare`] also seeds the Cargo target folder.
+pub fn prepare_sources(
+    root: &Path,
+    sub: &Submission,
+    work: &Path,
+    only: &[String],
+) -> Result<Prepared> {
+    let home = work.join(&sub.student);
+    if fs::symlink_metadata(&home).is_ok() {
+        fs::remove_dir_all(&home).with_context(|| format!("cannot remove {}", home.display()))?;
     }
-    fs::create_dir_all(&ws)?;
-    let (submitted, found): (PathBuf, Vec<String>) = match &sub.source {
-        Source::Tree(dir) => (dir.join("labs"), submitted_labs(&dir.join("labs"))),
+    let ws = home.join("workspace");
+    let expected = home.join("expected");
+    fs::create_dir_all(&ws).with_context(|| format!("cannot create {}", ws.display()))?;
+    fs::create_dir_all(&expected)?;
+    let course = course_labs(root)?;
+    let (submitted, changed): (PathBuf, Vec<Changed>) = match &sub.source {
+        Source::Tree(dir) => (dir.clone(), changed_in_tree(root, dir)?),
         Source::Patch(patch) => {
-            let scratch = ws.join("submitted");
-            let labs = apply_patch(root, patch, &scratch)?;
-            (scratch.join("labs"), labs)
+            let scratch = home.join("submitted");
+            let changed = apply_patch(root, patch, &scratch)?;
+            (scratch, changed)
         }
     };
     // Top level: Cargo files copied, everything else linked.
@@ -254,28 +404,73 @@ pub fn prepare(root: &Path, sub: &Submission, work: &Path, only: &[String]) -> R
         }
     }
     copy_sources(&root.join("labs"), &ws.join("labs"))?;
-    let course: Vec<String> = lab::all_labs(root)?
-        .iter()
-        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .collect();
-    let labs: Vec<String> = if only.is_empty() {
-        found.into_iter().filter(|l| course.contains(l)).collect()
-    } else {
-        only.to_vec()
-    };
-    for l in &labs {
-        let theirs = submitted.join(l).join("src");
+    // The snapshots leave the tree that the student's build sees.
+    for name in course.keys() {
+        let theirs = ws.join("labs").join(name).join("expected");
         if theirs.is_dir() {
-            let ours = ws.join("labs").join(l).join("src");
-            fs::remove_dir_all(&ours)?;
-            copy_sources(&theirs, &ours)?;
+            fs::rename(&theirs, expected.join(name)).with_context(|| {
+                format!("cannot move {} out of the workspace", theirs.display())
+            })?;
         }
     }
-    // Seed the target folder with the course's compiled kernel crate
-    // (Cargo rebuilds what is stale; only the student's crate should be).
+    let collected = collect(&changed, &course);
+    for path in &collected.taken {
+        let (from, to) = (submitted.join(path), ws.join(path));
+        if let Some(dir) = to.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        fs::copy(&from, &to)
+            .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
+    }
+    let labs: Vec<String> = if !only.is_empty() {
+        only.to_vec()
+    } else {
+        course
+            .values()
+            .filter(|l| {
+                let prefix = format!("labs/{}/", l.name);
+                let changes = changed.iter().any(|c| c.path.starts_with(&prefix));
+                match &sub.source {
+                    // A lab folder with the student's files, or any change.
+                    Source::Tree(dir) => {
+                        let theirs = dir.join("labs").join(&l.name);
+                        changes
+                            || !lab::matching_files(&theirs, &l.config.student)
+                                .unwrap_or_default()
+                                .is_empty()
+                    }
+                    Source::Patch(_) => changes,
+                }
+            })
+            .map(|l| l.name.clone())
+            .collect()
+    };
+    let mut violations = Vec::new();
+    for name in labs.iter().filter(|l| course.contains_key(*l)) {
+        let l = Lab::load(&ws.join("labs").join(name))?;
+        for v in policy::check_run(&l, false)?.violations {
+            violations.push((name.clone(), v));
+        }
+    }
+    Ok(Prepared {
+        student: sub.student.clone(),
+        workspace: ws,
+        expected,
+        labs,
+        taken: collected.taken,
+        ignored: collected.ignored,
+        violations,
+    })
+}
+
+/// [`prepare_sources`], then the Cargo target folder seeded with the
+/// course's compiled kernel crate (Cargo rebuilds what is stale; only the
+/// student's crate should be).
+pub fn prepare(root: &Path, sub: &Submission, work: &Path, only: &[String]) -> Result<Prepared> {
+    let p = prepare_sources(root, sub, work, only)?;
     let course_target = root.join("target").join("x86_64-unknown-none");
     if course_target.is_dir() {
-        let dest = ws.join("target");
+        let dest = p.workspace.join("target");
         fs::create_dir_all(&dest)?;
         let _ = Command::new("cp")
             .args(["-a", "--reflink=auto"])
@@ -283,11 +478,7 @@ pub fn prepare(root: &Path, sub: &Submission, work: &Path, only: &[String]) -> R
             .arg(&dest)
             .status();
     }
-    Ok(Prepared {
-        student: sub.student.clone(),
-        workspace: ws,
-        labs,
-    })
+    Ok(p)
 }
 
 /// The child runs for `p`: one per lab, output and results under `out`.
@@ -295,8 +486,13 @@ pub fn jobs_for(p: &Prepared, out: &Path, extra: &[OsString]) -> Vec<Job> {
     p.labs
         .iter()
         .map(|l| {
-            let mut args: Vec<OsString> =
-                vec![l.into(), "--root".into(), p.workspace.clone().into()];
+            let mut args: Vec<OsString> = vec![
+                l.into(),
+                "--root".into(),
+                p.workspace.clone().into(),
+                "--expected-dir".into(),
+                p.expected.join(l).into(),
+            ];
             args.extend(extra.iter().cloned());
             Job {
                 student: p.student.clone(),
@@ -357,6 +553,7 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
     let flags = jobs::child_flags(false, args.guest);
     let mut all = Vec::new();
     let mut entries_err = Vec::new();
+    let mut notes = Vec::new();
     for sub in &subs {
         print!("prepare {} ...", sub.student);
         let _ = std::io::Write::flush(&mut std::io::stdout());
@@ -370,6 +567,9 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
                         p.labs.join(", ")
                     }
                 );
+                let note = Notes::of(&p);
+                print!("{}", note.lines("  "));
+                notes.push(note);
                 all.extend(jobs_for(&p, &out, &flags));
             }
             Err(e) => {
@@ -388,7 +588,123 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
         crate::report::write_reports(&out, &entries)?;
         println!("(the reports also list the submissions that could not be prepared)");
     }
+    add_notes(&out, &notes)?;
     Ok(entries.iter().all(|e| e.result.passed()))
+}
+
+/// What grading a submission left out or refused, for the reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Notes {
+    /// The student.
+    pub student: String,
+    /// Changes that were not taken.
+    pub ignored: Vec<String>,
+    /// Broken rules, by lab: `(lab, line)`.
+    pub violations: Vec<(String, String)>,
+}
+
+impl Notes {
+    /// The notes of a prepared submission.
+    pub fn of(p: &Prepared) -> Notes {
+        Notes {
+            student: p.student.clone(),
+            ignored: p.ignored.clone(),
+            violations: p
+                .violations
+                .iter()
+                .map(|(lab, v)| (lab.clone(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    /// The lines for the terminal, each after `indent`; none when there is
+    /// nothing to say.
+    pub fn lines(&self, indent: &str) -> String {
+        let mut out = String::new();
+        if !self.ignored.is_empty() {
+            out.push_str(&format!(
+                "{indent}ignored (not student files; the course's copies are graded): {}\n",
+                self.ignored.join(", ")
+            ));
+        }
+        for (lab, v) in &self.violations {
+            out.push_str(&format!("{indent}{lab} rejected before the build: {v}\n"));
+        }
+        out
+    }
+}
+
+/// The section added to `summary.txt` and the terminal: every student's
+/// notes, or nothing when there are none.
+pub fn notes_section(notes: &[Notes]) -> String {
+    let body: String = notes
+        .iter()
+        .map(|n| {
+            let lines = n.lines("    ");
+            if lines.is_empty() {
+                lines
+            } else {
+                format!("  {}:\n{lines}", n.student)
+            }
+        })
+        .collect();
+    if body.is_empty() {
+        return body;
+    }
+    format!(
+        "\nWhat the submissions changed that grading did not take \
+         (book: For instructors, \"What a submission may change\"):\n{body}"
+    )
+}
+
+/// `results.json` with each entry's `ignored_files` (the student's) and
+/// `policy_violations` (the student's, for that entry's lab).
+pub fn notes_json(json: &str, notes: &[Notes]) -> Result<String> {
+    let mut doc: serde_json::Value = serde_json::from_str(json).context("invalid results.json")?;
+    if let Some(entries) = doc.get_mut("entries").and_then(|e| e.as_array_mut()) {
+        for entry in entries {
+            let student = entry["student"].as_str().unwrap_or_default().to_owned();
+            let lab = entry["result"]["lab"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let note = notes.iter().find(|n| n.student == student);
+            let ignored = note.map(|n| n.ignored.clone()).unwrap_or_default();
+            let violations: Vec<&String> = note
+                .map(|n| {
+                    n.violations
+                        .iter()
+                        .filter(|(l, _)| *l == lab)
+                        .map(|(_, v)| v)
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(obj) = entry.as_object_mut() {
+                obj.insert("ignored_files".into(), serde_json::json!(ignored));
+                obj.insert("policy_violations".into(), serde_json::json!(violations));
+            }
+        }
+    }
+    Ok(serde_json::to_string_pretty(&doc)? + "\n")
+}
+
+/// Adds the notes to the reports in `out` (`results.json`, `summary.txt`)
+/// and prints them.
+fn add_notes(out: &Path, notes: &[Notes]) -> Result<()> {
+    let json = out.join("results.json");
+    if let Ok(text) = fs::read_to_string(&json) {
+        fs::write(&json, notes_json(&text, notes)?)
+            .with_context(|| format!("cannot write {}", json.display()))?;
+    }
+    let section = notes_section(notes);
+    if !section.is_empty() {
+        print!("{section}");
+        let summary = out.join("summary.txt");
+        let mut text = fs::read_to_string(&summary).unwrap_or_default();
+        text.push_str(&section);
+        fs::write(&summary, text).with_context(|| format!("cannot write {}", summary.display()))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -411,47 +727,275 @@ mod tests {
         assert!(err.contains("must hold labs/"), "{err}");
     }
 
-    /// A course tree with one lab, and a patch that changes the lab's
-    /// source and (not allowed) its expected snapshot and steps.
-    #[test]
-    fn only_src_is_taken_from_a_patch() {
-        let d = tempfile::tempdir().unwrap();
-        let root = d.path().join("course");
+    /// A course with one lab whose student file is `src/lib.rs`; its
+    /// harness is `src/module.rs`.
+    fn course(d: &Path) -> PathBuf {
+        let root = d.join("course");
         let lab = root.join("labs/lab-01");
-        fs::create_dir_all(lab.join("src")).unwrap();
-        fs::create_dir_all(lab.join("expected")).unwrap();
-        fs::create_dir_all(root.join("kernel-crate")).unwrap();
+        for dir in ["src", "solution/src", "expected"] {
+            fs::create_dir_all(lab.join(dir)).unwrap();
+        }
+        fs::create_dir_all(root.join("kernel-crate/src")).unwrap();
+        fs::write(root.join("kernel-crate/src/lib.rs"), "// kernel\n").unwrap();
         fs::write(root.join("Cargo.toml"), "[workspace]\n").unwrap();
         fs::write(
             lab.join("lab.toml"),
-            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n",
+            "title='t'\nchapter='c.md'\nmodules=['m']\nstudent=['src/lib.rs']\n\
+             [[step]]\nname='a'\nrun='true'\n",
         )
         .unwrap();
         fs::write(lab.join("src/lib.rs"), "// TODO\n").unwrap();
+        fs::write(lab.join("src/module.rs"), "// harness\n").unwrap();
+        fs::write(lab.join("solution/src/lib.rs"), "// solution\n").unwrap();
         fs::write(lab.join("expected/01-a.txt"), "course\n").unwrap();
         fs::write(lab.join("hello.ko"), "stale build output").unwrap();
+        root
+    }
+
+    /// A patch that changes the student file and (ignored) the harness, a
+    /// snapshot and the kernel crate; graded in a work folder inside a git
+    /// repository, as `target/checker/grade` is.
+    #[test]
+    fn only_student_files_are_taken_from_a_patch() {
+        let d = tempfile::tempdir().unwrap();
+        let root = course(d.path());
+        let work = d.path().join("repo/target/work");
+        fs::create_dir_all(&work).unwrap();
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(d.path().join("repo"))
+            .status();
+        assert!(git.is_ok_and(|s| s.success()));
         let patch = d.path().join("mallory.patch");
         fs::write(
             &patch,
             "--- a/labs/lab-01/src/lib.rs\n+++ b/labs/lab-01/src/lib.rs\n@@ -1 +1 @@\n-// TODO\n+// done\n\
-             --- a/labs/lab-01/expected/01-a.txt\n+++ b/labs/lab-01/expected/01-a.txt\n@@ -1 +1 @@\n-course\n+forged\n",
+             --- a/labs/lab-01/src/module.rs\n+++ b/labs/lab-01/src/module.rs\n@@ -1 +1 @@\n-// harness\n+// forged\n\
+             --- a/labs/lab-01/expected/01-a.txt\n+++ b/labs/lab-01/expected/01-a.txt\n@@ -1 +1 @@\n-course\n+forged\n\
+             --- a/kernel-crate/src/lib.rs\n+++ b/kernel-crate/src/lib.rs\n@@ -1 +1 @@\n-// kernel\n+// forged\n",
         )
         .unwrap();
         let sub = Submission {
             student: "mallory".into(),
             source: Source::Patch(patch),
         };
-        let p = prepare(&root, &sub, &d.path().join("work"), &[]).unwrap();
+        let p = prepare_sources(&root, &sub, &work, &[]).unwrap();
         assert_eq!(p.labs, ["lab-01"]);
+        assert_eq!(p.taken, ["labs/lab-01/src/lib.rs"]);
+        assert_eq!(
+            p.ignored,
+            [
+                "kernel-crate/src/lib.rs",
+                "labs/lab-01/expected/01-a.txt",
+                "labs/lab-01/src/module.rs"
+            ]
+        );
         let ws = &p.workspace;
-        let read = |rel: &str| fs::read_to_string(ws.join(rel)).unwrap();
-        assert_eq!(read("labs/lab-01/src/lib.rs"), "// done\n");
-        assert_eq!(read("labs/lab-01/expected/01-a.txt"), "course\n");
+        let read = |path: &Path| fs::read_to_string(path).unwrap();
+        assert_eq!(read(&ws.join("labs/lab-01/src/lib.rs")), "// done\n");
+        assert_eq!(read(&ws.join("labs/lab-01/src/module.rs")), "// harness\n");
+        assert_eq!(read(&ws.join("kernel-crate/src/lib.rs")), "// kernel\n");
         assert!(!ws.join("labs/lab-01/hello.ko").exists());
         assert!(fs::symlink_metadata(ws.join("kernel-crate"))
             .unwrap()
             .file_type()
             .is_symlink());
+        expected_is_outside_the_workspace(&p);
+    }
+
+    /// The snapshots are not in the workspace the build sees, and the run
+    /// is pointed at the course's copy.
+    fn expected_is_outside_the_workspace(p: &Prepared) {
+        let ws = &p.workspace;
+        assert!(!ws.join("labs/lab-01/expected").exists());
+        assert!(!p.expected.starts_with(ws));
+        assert_eq!(
+            fs::read_to_string(p.expected.join("lab-01/01-a.txt")).unwrap(),
+            "course\n"
+        );
+        let jobs = jobs_for(p, Path::new("/out"), &[]);
+        let args: Vec<String> = jobs[0]
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let at = args.iter().position(|a| a == "--expected-dir").unwrap();
+        let dir = PathBuf::from(&args[at + 1]);
+        assert_eq!(dir, p.expected.join("lab-01"));
+        let mut lab = Lab::load(&ws.join("labs/lab-01")).unwrap();
+        lab.config.expected_dir = Some(dir);
+        assert_eq!(
+            fs::read_to_string(lab.expected_path(0)).unwrap(),
+            "course\n"
+        );
+    }
+
+    /// A tree: the student file is taken; the harness, a new file, a forged
+    /// snapshot, a symbolic link posing as a student file and a folder the
+    /// course lacks are ignored and named; an unchanged copy of the course
+    /// is not named.
+    #[test]
+    fn only_student_files_are_taken_from_a_tree() {
+        let d = tempfile::tempdir().unwrap();
+        let root = course(d.path());
+        let tree = d.path().join("subs/alice");
+        copy_sources(&root, &tree).unwrap();
+        let lab = tree.join("labs/lab-01");
+        fs::write(lab.join("src/lib.rs"), "// done\n").unwrap();
+        fs::write(lab.join("src/module.rs"), "// forged\n").unwrap();
+        fs::write(lab.join("src/extra.rs"), "// new\n").unwrap();
+        fs::write(lab.join("expected/01-a.txt"), "forged\n").unwrap();
+        fs::write(lab.join("module.o"), "build output").unwrap();
+        fs::create_dir_all(tree.join("node_modules/x")).unwrap();
+        fs::write(tree.join("node_modules/x/a.js"), "").unwrap();
+        let sub = Submission {
+            student: "alice".into(),
+            source: Source::Tree(tree.clone()),
+        };
+        let p = prepare_sources(&root, &sub, &d.path().join("work"), &[]).unwrap();
+        assert_eq!(p.labs, ["lab-01"]);
+        assert_eq!(p.taken, ["labs/lab-01/src/lib.rs"]);
+        assert_eq!(
+            p.ignored,
+            [
+                "labs/lab-01/expected/01-a.txt",
+                "labs/lab-01/src/extra.rs",
+                "labs/lab-01/src/module.rs",
+                "node_modules/"
+            ]
+        );
+        let ws = &p.workspace;
+        let read = |rel: &str| fs::read_to_string(ws.join(rel)).unwrap();
+        assert_eq!(read("labs/lab-01/src/lib.rs"), "// done\n");
+        assert_eq!(read("labs/lab-01/src/module.rs"), "// harness\n");
+        assert!(!ws.join("labs/lab-01/src/extra.rs").exists());
+        expected_is_outside_the_workspace(&p);
+
+        // A symbolic link to the solution is not a student file to take.
+        fs::remove_file(lab.join("src/lib.rs")).unwrap();
+        std::os::unix::fs::symlink(
+            root.join("labs/lab-01/solution/src/lib.rs"),
+            lab.join("src/lib.rs"),
+        )
+        .unwrap();
+        let p = prepare_sources(&root, &sub, &d.path().join("work"), &[]).unwrap();
+        assert!(p.taken.is_empty());
+        assert!(p.ignored.contains(
+            &"labs/lab-01/src/lib.rs (not a regular file: the course's copy is used)".to_owned()
+        ));
+        assert_eq!(read("labs/lab-01/src/lib.rs"), "// TODO\n");
+    }
+
+    /// The student files of a graded lab are checked before any build.
+    #[test]
+    fn broken_rules_are_found_when_preparing() {
+        let d = tempfile::tempdir().unwrap();
+        let root = course(d.path());
+        let tree = d.path().join("subs/bob");
+        fs::create_dir_all(tree.join("labs/lab-01/src")).unwrap();
+        fs::write(
+            tree.join("labs/lab-01/src/lib.rs"),
+            "fn f() {\n    pr_info!(\"{}\", include_str!(\"../expected/01-a.txt\"));\n}\n",
+        )
+        .unwrap();
+        let sub = Submission {
+            student: "bob".into(),
+            source: Source::Tree(tree),
+        };
+        let p = prepare_sources(&root, &sub, &d.path().join("work"), &[]).unwrap();
+        let notes = Notes::of(&p);
+        expect_test::expect![[r#"
+            - lab-01 rejected before the build: labs/lab-01/src/lib.rs:2:20: `include_str!`: reads another file at build time; a student file may not reach past itself [include]
+        "#]]
+        .assert_eq(&notes.lines("- "));
+    }
+
+    #[test]
+    fn notes_in_the_reports() {
+        let notes = [
+            Notes {
+                student: "alice".into(),
+                ignored: vec!["labs/lab-04/src/module.rs".into()],
+                violations: vec![],
+            },
+            Notes {
+                student: "bob".into(),
+                ignored: vec![],
+                violations: vec![(
+                    "lab-01".into(),
+                    "labs/lab-01/src/lib.rs:3:5: `unsafe` block [unsafe]".into(),
+                )],
+            },
+            Notes {
+                student: "carol".into(),
+                ..Notes::default()
+            },
+        ];
+        expect_test::expect![[r#"
+
+            What the submissions changed that grading did not take (book: For instructors, "What a submission may change"):
+              alice:
+                ignored (not student files; the course's copies are graded): labs/lab-04/src/module.rs
+              bob:
+                lab-01 rejected before the build: labs/lab-01/src/lib.rs:3:5: `unsafe` block [unsafe]
+        "#]]
+        .assert_eq(&notes_section(&notes));
+        assert_eq!(notes_section(&notes[2..]), "");
+        let json = r#"{"entries": [
+            {"student": "alice", "result": {"lab": "lab-04"}},
+            {"student": "bob", "result": {"lab": "lab-01"}},
+            {"student": "bob", "result": {"lab": "lab-02"}}
+        ]}"#;
+        expect_test::expect![[r#"
+            {
+              "entries": [
+                {
+                  "ignored_files": [
+                    "labs/lab-04/src/module.rs"
+                  ],
+                  "policy_violations": [],
+                  "result": {
+                    "lab": "lab-04"
+                  },
+                  "student": "alice"
+                },
+                {
+                  "ignored_files": [],
+                  "policy_violations": [
+                    "labs/lab-01/src/lib.rs:3:5: `unsafe` block [unsafe]"
+                  ],
+                  "result": {
+                    "lab": "lab-01"
+                  },
+                  "student": "bob"
+                },
+                {
+                  "ignored_files": [],
+                  "policy_violations": [],
+                  "result": {
+                    "lab": "lab-02"
+                  },
+                  "student": "bob"
+                }
+              ]
+            }
+        "#]]
+        .assert_eq(&notes_json(json, &notes).unwrap());
+    }
+
+    #[test]
+    fn numstat_names_every_path_a_patch_touches() {
+        let out = "1\t1\tlabs/lab-01/src/lib.rs\0-\t-\tlabs/lab-01/blob.bin\0\
+                   0\t0\t\0labs/lab-01/src/a.rs\0labs/lab-01/src/b.rs\0";
+        assert_eq!(
+            numstat_paths(out),
+            [
+                "labs/lab-01/blob.bin",
+                "labs/lab-01/src/a.rs",
+                "labs/lab-01/src/b.rs",
+                "labs/lab-01/src/lib.rs"
+            ]
+        );
     }
 
     #[test]

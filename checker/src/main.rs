@@ -56,6 +56,11 @@ enum Cmd {
         /// Use this workspace root instead of the current one (for `checker grade`).
         #[arg(long, hide = true, value_name = "PATH")]
         root: Option<PathBuf>,
+        /// Read the snapshots from this folder instead of the lab's
+        /// `expected/` (for `checker grade`, which keeps them out of the
+        /// student's workspace).
+        #[arg(long, hide = true, value_name = "PATH")]
+        expected_dir: Option<PathBuf>,
         /// Guest kernel: Debian's, or the debug kernel (KASAN, lockdep,
         /// kmemleak, failslab; see `make vm-debug`).
         #[arg(long, value_enum, default_value_t)]
@@ -132,6 +137,7 @@ fn real_main(cli: Cli) -> Result<bool> {
             step,
             result_json,
             root,
+            expected_dir,
             kernel,
         } => {
             vm::install_interrupt_handler()?;
@@ -171,6 +177,7 @@ fn real_main(cli: Cli) -> Result<bool> {
             }
             let mut lab = Lab::load(&dir)?;
             lab.name = name;
+            lab.config.expected_dir = expected_dir;
             if let Some(k) = step {
                 let n = lab.config.steps.len();
                 if k == 0 || k > n {

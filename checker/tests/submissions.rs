@@ -1,0 +1,78 @@
+//! The submissions in `checker/tests/submissions/` get the verdicts they
+//! should, on the host and before any build: each forgery is refused by
+//! the policy with the line named, or its edit is ignored and named; the
+//! correct lab 02 has its file taken. `snapshots/submission-verdicts.txt`
+//! holds the verdicts (the book's "For instructors" chapter includes it).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use checker::gradedir::{find_submissions, prepare_sources, Source};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("checker/ has a parent")
+        .to_path_buf()
+}
+
+fn list(items: &[String]) -> String {
+    if items.is_empty() {
+        "(none)".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
+#[test]
+fn every_submission_gets_its_verdict() {
+    let root = root();
+    let dir = root.join("checker/tests/submissions");
+    let work = tempfile::tempdir().expect("a temporary folder");
+    let mut out = String::new();
+    for sub in find_submissions(&dir).expect("the submissions") {
+        let form = match &sub.source {
+            Source::Tree(_) => "a folder",
+            Source::Patch(_) => "a patch",
+        };
+        let p = prepare_sources(&root, &sub, work.path(), &[]).expect("prepared");
+        let rejected: Vec<String> = p.violations.iter().map(|(_, v)| v.to_string()).collect();
+        out.push_str(&format!(
+            "{} ({form})\n  graded: {}\n  taken: {}\n  ignored: {}\n  rejected before the build:{}\n\n",
+            sub.student,
+            list(&p.labs),
+            list(&p.taken),
+            list(&p.ignored),
+            if rejected.is_empty() {
+                " (none)".to_owned()
+            } else {
+                rejected.iter().map(|v| format!("\n    {v}")).collect()
+            }
+        ));
+        // Whatever was ignored, the workspace holds the course's copy.
+        for path in p.ignored.iter().filter(|f| f.starts_with("labs/")) {
+            let ours = fs::read(root.join(path)).ok();
+            let graded = fs::read(p.workspace.join(path)).ok();
+            let in_expected = path.contains("/expected/");
+            assert!(
+                in_expected || graded == ours,
+                "{}: {path} is not the course's copy in the workspace",
+                sub.student
+            );
+        }
+        // And a student file taken is the student's.
+        let theirs_root = match &sub.source {
+            Source::Tree(dir) => dir.clone(),
+            Source::Patch(_) => work.path().join(&sub.student).join("submitted"),
+        };
+        for path in &p.taken {
+            assert_eq!(
+                fs::read(p.workspace.join(path)).ok(),
+                fs::read(theirs_root.join(path)).ok(),
+                "{}: {path}",
+                sub.student
+            );
+        }
+    }
+    expect_test::expect_file!["snapshots/submission-verdicts.txt"].assert_eq(out.trim_end());
+}
