@@ -18,43 +18,61 @@ fn root() -> PathBuf {
 
 #[test]
 fn every_lab_declares_its_student_files() {
-    let mut listed = Vec::new();
     for dir in all_labs(&root()).expect("labs/ is readable") {
         let lab = Lab::load(&dir).expect("lab.toml loads");
         let exercise = lab.student_files().expect("student files");
-        let solution = lab.solution_files().expect("solution files");
         assert!(
             !exercise.is_empty(),
             "{}: lab.toml declares no `student` files",
             lab.name
         );
-        listed.push(format!(
-            "{}: {} (solution: {})",
-            lab.name,
-            exercise.join(", "),
-            policy::files_of_run(&lab, true)
-                .expect("solution files")
-                .iter()
-                .map(|f| policy::shown(&lab, f))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        let solution = lab.solution_files().expect("solution files");
         assert_eq!(
             exercise, solution,
             "{}: the same files on both sides",
             lab.name
         );
     }
-    expect_test::expect![[r#"
-        lab-01: src/lib.rs (solution: labs/lab-01/solution/src/lib.rs)
-        lab-02: macro/src/strings.rs (solution: labs/lab-02/solution/macro/src/strings.rs)
-        lab-03: src/lib.rs (solution: labs/lab-03/solution/src/lib.rs)
-        lab-04: src/vec.rs (solution: labs/lab-04/solution/src/vec.rs)
-        lab-05: src/mutex.rs (solution: labs/lab-05/solution/src/mutex.rs)
-        lab-06: src/condvar.rs (solution: labs/lab-06/solution/src/condvar.rs)
-        lab-07: src/lib.rs (solution: labs/lab-07/solution/src/lib.rs)
-        lab-08: src/lib.rs (solution: drivers/semaphore/src/lib.rs)"#]]
-    .assert_eq(&listed.join("\n"));
+}
+
+/// The table of student files the book shows (`book/src/instructors.md`).
+#[test]
+fn student_files_for_the_book() {
+    let mut table = String::from(
+        "| Lab | Student files | The reference solution's copies | Rules lifted (`allow`) |\n|---|---|---|---|\n",
+    );
+    for dir in all_labs(&root()).expect("labs/ is readable") {
+        let lab = Lab::load(&dir).expect("lab.toml loads");
+        let code = |items: Vec<String>| {
+            items
+                .iter()
+                .map(|i| format!("`{i}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let solution = policy::files_of_run(&lab, true)
+            .expect("solution files")
+            .iter()
+            .map(|f| policy::shown(&lab, f))
+            .collect();
+        let allow = lab
+            .config
+            .allow
+            .iter()
+            .map(|r| r.name().to_owned())
+            .collect();
+        table.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            lab.name,
+            code(lab.student_files().expect("student files")),
+            code(solution),
+            match code(allow) {
+                a if a.is_empty() => "none".to_owned(),
+                a => a,
+            }
+        ));
+    }
+    expect_test::expect_file!["snapshots/student-files.md"].assert_eq(&table);
 }
 
 #[test]
