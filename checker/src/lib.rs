@@ -31,6 +31,7 @@ pub mod gradedir;
 pub mod guesttools;
 pub mod jobs;
 pub mod lab;
+pub mod newdriver;
 pub mod policy;
 pub mod report;
 pub mod results;

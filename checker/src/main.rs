@@ -34,7 +34,8 @@ enum Cmd {
     },
     /// Build a lab, run its steps in a guest and grade them.
     Lab {
-        /// Lab name, e.g. lab-01.
+        /// Lab name, e.g. lab-01; a sample's (chardev); or the path of a
+        /// folder with a lab.toml (a driver of your own, `new-driver`).
         name: String,
         /// Build the reference solution (SOLUTION=1) instead of the student's code.
         #[arg(long)]
@@ -86,6 +87,13 @@ enum Cmd {
     Doctor,
     /// Rebuild and re-grade a lab every time one of its sources is saved.
     Watch(checker::watch::WatchArgs),
+    /// Start a driver in a repository of its own: copy drivers/template to
+    /// DIR with the path of this workbook's kernel crate filled in; then
+    /// `checker lab DIR` builds and grades it.
+    NewDriver {
+        /// The new driver's folder (must not exist, or be empty).
+        dir: PathBuf,
+    },
     /// Build the API reference of the kernel and module-macro crates into
     /// target/api (`make doc`; `make book` publishes it as the book's api/).
     Doc,
@@ -144,6 +152,20 @@ fn real_main(cli: Cli) -> Result<bool> {
             let root = match root {
                 Some(r) => Ok(r),
                 None => workspace::root(),
+            };
+            // A path (it has a `/`): a folder anywhere, such as a driver of
+            // one's own; named after the folder.
+            let (lab_dir, name) = match lab_dir {
+                None if name.contains('/') => {
+                    let dir = PathBuf::from(&name);
+                    let base = dir
+                        .canonicalize()
+                        .ok()
+                        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                        .unwrap_or(name);
+                    (Some(dir), base)
+                }
+                other => (other, name),
             };
             let dir = match lab_dir {
                 // Absolute: expected files are written relative to it.
@@ -229,6 +251,16 @@ fn real_main(cli: Cli) -> Result<bool> {
                 started.elapsed().as_secs_f64(),
                 if purged.is_empty() { "" } else { ": " },
                 purged.join(" ")
+            );
+            Ok(true)
+        }
+        Cmd::NewDriver { dir } => {
+            let root = workspace::root()?;
+            checker::newdriver::create(&root, &dir)?;
+            println!(
+                "new-driver: {} (build and grade it with `cargo run -q -p checker -- lab {}`)",
+                dir.display(),
+                dir.display()
             );
             Ok(true)
         }

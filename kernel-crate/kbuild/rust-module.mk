@@ -9,6 +9,11 @@
 #   rust-package := lab-01         # the Cargo package holding the module's code
 #   include $(src)/../../kernel-crate/kbuild/rust-module.mk
 #
+# A driver outside this repository (drivers/template, `checker new-driver`)
+# has a Cargo workspace of its own: its Kbuild also sets
+#
+#   rust-workspace := $(src)       # the folder of its Cargo.toml
+#
 # The package is built as a staticlib for x86_64-unknown-none with the
 # kernel's code model and the mitigations this kernel is built with
 # (retpolines, return thunks). Fat LTO leaves one object holding the crate
@@ -20,7 +25,10 @@
 # `make CLIPPY=1` runs clippy first, with warnings denied.
 
 kernel-crate := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
-workspace := $(abspath $(kernel-crate)/..)
+# The Cargo workspace that holds the module's package: this repository's,
+# unless the module's Kbuild names its own.
+rust-workspace ?= $(abspath $(kernel-crate)/..)
+workspace := $(abspath $(rust-workspace))
 
 rust-target := x86_64-unknown-none
 rust-profile := kernel
