@@ -715,6 +715,7 @@ fn say() { pr_info!("unsafe {} include_str!(x) std::fs bindings\n", 1); }
 #[cfg_attr(test, derive(PartialEq))]
 struct S { used: bool, path: u8 }
 fn f(s: S) -> bool { let env = 1; let r#unsafe = env; s.used && r#unsafe == 1 }
+fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
 /* unsafe { kernel::bindings::x() } in a block comment */
 "#,
             expect![""],
