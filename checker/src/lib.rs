@@ -24,6 +24,7 @@ pub mod compilefail;
 pub mod cpio;
 pub mod debugkernel;
 pub mod docs;
+pub mod doctests;
 pub mod doctor;
 pub mod fixtures;
 pub mod grade;

@@ -94,6 +94,9 @@ enum Cmd {
         /// The new driver's folder (must not exist, or be empty).
         dir: PathBuf,
     },
+    /// Generate the module that runs the kernel crate's doc examples in
+    /// the guest (KTAP), in target/doctests; `make doctests` grades it.
+    Doctests,
     /// Build the API reference of the kernel and module-macro crates into
     /// target/api (`make doc`; `make book` publishes it as the book's api/).
     Doc,
@@ -261,6 +264,16 @@ fn real_main(cli: Cli) -> Result<bool> {
                 "new-driver: {} (build and grade it with `cargo run -q -p checker -- lab {}`)",
                 dir.display(),
                 dir.display()
+            );
+            Ok(true)
+        }
+        Cmd::Doctests => {
+            let root = workspace::root()?;
+            let dest = root.join("target/doctests");
+            let n = checker::doctests::generate(&root, &dest)?;
+            println!(
+                "doctests: {n} examples in {}",
+                dest.join("src/lib.rs").display()
             );
             Ok(true)
         }

@@ -8,7 +8,7 @@
 //! value: its constructor returns an *initialiser*, a [`PinInit<T>`], and
 //! whoever owns the memory runs it on the final address:
 //!
-//! ```ignore
+//! ```rust
 //! let counter: Pin<KBox<Mutex<u64>>> = KBox::pin_init(new_mutex!(0), GFP_KERNEL)?;
 //! let shared: Arc<Mutex<u64>> = Arc::pin_init(new_mutex!(0), GFP_KERNEL)?;
 //! ```
@@ -153,7 +153,7 @@ impl<T> Drop for DropGuard<T> {
 /// An initialiser of a struct, each field initialised in place from its
 /// own initialiser (`field <- init`); a plain value is an initialiser too.
 ///
-/// ```ignore
+/// ```rust
 /// struct Shared {
 ///     count: Mutex<u64>,
 ///     changed: CondVar,

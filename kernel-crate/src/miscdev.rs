@@ -3,7 +3,17 @@
 //!
 //! C header: [`include/linux/miscdevice.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/miscdevice.h)
 //!
-//! ```ignore
+//! ```rust
+//! # use kernel::file::{File, FileOperations};
+//! # struct MyFile;
+//! # #[vtable]
+//! # impl FileOperations for MyFile {
+//! #     type OpenData = ();
+//! #     fn open(_shared: &(), _file: &File) -> Result<Self> {
+//! #         Ok(MyFile)
+//! #     }
+//! # }
+//! # let shared = ();
 //! let reg = miscdev::Registration::<MyFile>::new_pinned(c_str!("mydev"), shared, module)?;
 //! ```
 

@@ -191,7 +191,7 @@ macro_rules! pr_notice {
 
 /// Prints an informational message (`KERN_INFO`).
 ///
-/// ```ignore
+/// ```rust
 /// pr_info!("{} + {} = {}\n", 2, 2, 2 + 2); // hello: 2 + 2 = 4
 /// ```
 #[macro_export]

@@ -27,7 +27,8 @@ struct Start<F> {
 /// A closure that loops checks [`should_stop`] to know when to return. A
 /// thread whose closure has returned sleeps until it is stopped.
 ///
-/// ```ignore
+/// ```rust
+/// # let counter: Arc<Mutex<u64>> = Arc::pin_init(new_mutex!(0), GFP_KERNEL)?;
 /// let counter = counter.clone();
 /// let task = Task::spawn(c_str!("worker"), move || *counter.lock() += 1)?;
 /// drop(task); // waits for the thread

@@ -12,7 +12,7 @@ use super::{free, realloc, AllocError, Flags};
 
 /// A value on the kmalloc heap, like `Box` but with a fallible constructor.
 ///
-/// ```ignore
+/// ```rust
 /// let b = KBox::new(42u64, GFP_KERNEL)?; // Err(AllocError) → ENOMEM
 /// ```
 ///

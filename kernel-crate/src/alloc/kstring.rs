@@ -10,7 +10,7 @@ use crate::error::{code::EINVAL, Result};
 /// A growable UTF-8 string on the kmalloc heap, like `String` with fallible,
 /// flag-taking operations.
 ///
-/// ```ignore
+/// ```rust
 /// let s = kformat!(GFP_KERNEL, "{} items", 3)?; // or Err(ENOMEM)
 /// pr_info!("{s}\n");
 /// ```

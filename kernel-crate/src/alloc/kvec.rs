@@ -16,7 +16,7 @@ const MIN_CAPACITY: usize = 4;
 /// Growing doubles the capacity (at least 4), so pushing `n` values costs
 /// `O(log n)` reallocations.
 ///
-/// ```ignore
+/// ```rust
 /// let mut v = KVec::new();
 /// v.push(1u32, GFP_KERNEL)?;
 /// v.extend_from_slice(&[2, 3], GFP_KERNEL)?;

@@ -32,7 +32,15 @@ macro_rules! new_condvar {
 /// before returning. A wake-up says "look again", not "the condition
 /// holds": callers wait in a loop that checks their condition.
 ///
-/// ```ignore
+/// ```rust
+/// # struct Shared {
+/// #     ready: Mutex<bool>,
+/// #     changed: CondVar,
+/// # }
+/// # let shared = Arc::pin_init(
+/// #     pin_init!(Shared { ready <- new_mutex!(true), changed <- new_condvar!() }),
+/// #     GFP_KERNEL,
+/// # )?;
 /// let mut ready = shared.ready.lock();
 /// while !*ready {
 ///     if shared.changed.wait_interruptible(&mut ready) {

@@ -14,7 +14,8 @@ use super::lock::{Backend, Guard, Lock};
 /// It is made with a reference to its lock, and gives access only to the
 /// holder of a guard of *that* lock (checked by address at run time).
 ///
-/// ```ignore
+/// ```rust
+/// # let list_lock = Arc::pin_init(new_mutex!(()), GFP_KERNEL)?;
 /// let item = LockedBy::new(&list_lock, 0u64);
 /// let mut guard = list_lock.lock();
 /// *item.access_mut(&mut guard) += 1;

@@ -10,7 +10,7 @@ use crate::bindings;
 /// A mutual-exclusion lock that sleeps while it waits: hold it only where
 /// sleeping is allowed (not in interrupt context, not under a spinlock).
 ///
-/// ```ignore
+/// ```rust
 /// let counter: Arc<Mutex<u64>> = Arc::pin_init(new_mutex!(0), GFP_KERNEL)?;
 /// *counter.lock() += 1;
 /// ```
