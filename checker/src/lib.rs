@@ -29,6 +29,7 @@ pub mod doctor;
 pub mod fixtures;
 pub mod grade;
 pub mod gradedir;
+pub mod gradescope;
 pub mod guesttools;
 pub mod jobs;
 pub mod lab;

@@ -94,6 +94,21 @@ enum Cmd {
         /// The new driver's folder (must not exist, or be empty).
         dir: PathBuf,
     },
+    /// Turn one submission's results.json (from `checker grade` or `run`)
+    /// into Gradescope's autograder results.json.
+    Gradescope {
+        /// The checker's report.
+        report: PathBuf,
+        /// Only this submission's entries (needed when there are several).
+        #[arg(long)]
+        student: Option<String>,
+        /// Gradescope's visibility of every test.
+        #[arg(long, default_value = "visible", value_parser = checker::gradescope::VISIBILITIES)]
+        visibility: String,
+        /// Write here instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Generate the module that runs the kernel crate's doc examples in
     /// the guest (KTAP), in target/doctests; `make doctests` grades it.
     Doctests,
@@ -265,6 +280,22 @@ fn real_main(cli: Cli) -> Result<bool> {
                 dir.display(),
                 dir.display()
             );
+            Ok(true)
+        }
+        Cmd::Gradescope {
+            report,
+            student,
+            visibility,
+            out,
+        } => {
+            let text = std::fs::read_to_string(&report)
+                .with_context(|| format!("cannot read {}", report.display()))?;
+            let doc = checker::gradescope::convert(&text, student.as_deref(), &visibility)?;
+            match out {
+                Some(path) => std::fs::write(&path, doc)
+                    .with_context(|| format!("cannot write {}", path.display()))?,
+                None => print!("{doc}"),
+            }
             Ok(true)
         }
         Cmd::Doctests => {
