@@ -125,6 +125,7 @@ fn main() {
         .allowlist_function("cdev_add")
         .allowlist_function("cdev_del")
         .allowlist_function("noop_llseek")
+        .allowlist_function("stream_open")
         .generate()
         .unwrap_or_else(|e| {
             eprintln!("error: bindgen failed on src/bindings_helper.h: {e}");

@@ -24,6 +24,33 @@
  *                                 form, pread/pwrite at odd offsets, readv/
  *                                 writev with an unmapped buffer, poll,
  *                                 generic ioctls, mmap, fsync, ftruncate
+ *   devtest hostile DEV           the same for a device that holds bytes
+ *                                 (empty at the start): writes 10 bytes,
+ *                                 then every file operation with hostile
+ *                                 arguments on that O_NONBLOCK open: lseek
+ *                                 with every whence and extreme offsets,
+ *                                 pread/pwrite at, past and far past the
+ *                                 capacity (4096), zero lengths and bad
+ *                                 pointers, a write whose buffer runs into an
+ *                                 unmapped page, readv/writev, ioctls, mmap,
+ *                                 fsync, fallocate, poll
+ *   devtest append DEV            writes on an O_APPEND open: where they go,
+ *                                 where they leave the position
+ *   devtest read DEV N            read(2) of N bytes; prints them
+ *   devtest read-nonblock DEV N   the same on an O_NONBLOCK open
+ *   devtest read-alarm DEV N      the same, with a SIGALRM (handler without
+ *                                 SA_RESTART) after 1 s
+ *   devtest pollout DEV MS        poll(2) for POLLOUT, as `poll` does POLLIN
+ *   devtest stall DEV OP CMD      OP (read or write) of 16 bytes on DEV with
+ *                                 a buffer whose page is not there yet
+ *                                 (userfaultfd): once the driver waits for it,
+ *                                 runs `sh -c CMD` and gives CMD 10 s to finish
+ *                                 before the page is supplied; says whether CMD
+ *                                 had to wait for the stalled call
+ *   devtest churn DEV N ROUNDS    N processes open and close DEV ROUNDS
+ *                                 times each (O_TRUNC, O_APPEND, O_NONBLOCK in
+ *                                 turn), writing, reading, seeking and polling
+ *                                 on each open, all at once
  *
  * Every result is printed as the errno's name, never as a number or a
  * locale-dependent message, so that the snapshots are stable.
@@ -31,6 +58,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,8 +68,11 @@
 #include <poll.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <linux/userfaultfd.h>
+#include <pthread.h>
 #include <unistd.h>
 
 static const char *err_name(int e)
@@ -66,6 +97,8 @@ static const char *err_name(int e)
 	case EIO: return "EIO";
 	case ENOSYS: return "ENOSYS";
 	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ERESTART: return "ERESTART";
+	case EISDIR: return "EISDIR";
 	default: return "other";
 	}
 }
@@ -295,6 +328,389 @@ static int fileops(const char *dev)
 	return 0;
 }
 
+/* A read's result and, when it read anything, the bytes (escaped). */
+static void report_read(const char *what, long ret, const char *buf)
+{
+	long i;
+
+	if (ret <= 0) {
+		report(what, ret);
+		return;
+	}
+	printf("%s: %ld \"", what, ret);
+	for (i = 0; i < ret; i++) {
+		unsigned char c = buf[i];
+
+		if (c == '\n')
+			printf("\\n");
+		else if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c >= ' ' && c < 127)
+			putchar(c);
+		else
+			printf("\\%o", c);
+	}
+	printf("\"\n");
+}
+
+/*
+ * Two pages, the second unmapped: a buffer that starts `before` bytes
+ * before the end of the first runs into the hole. The mapped part holds
+ * 'F's.
+ */
+static char *half_mapped(size_t before)
+{
+	char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED || munmap(p + 4096, 4096)) {
+		perror("mmap");
+		exit(1);
+	}
+	memset(p, 'F', 4096);
+	return p + 4096 - before;
+}
+
+#define LSEEK(off, whence, name) \
+	report("lseek(" #off ", " name ")", lseek(fd, off, whence))
+
+static int hostile(const char *dev)
+{
+	int fd = open(dev, O_RDWR | O_NONBLOCK), ro;
+	char buf[64], big[512];
+	struct iovec iov[2];
+	void *map;
+	const off_t tera = (off_t)1 << 40;
+	/* volatile: the compiler rightly warns about a null buffer. */
+	void *volatile null = NULL;
+
+	if (fd < 0) {
+		printf("open: %s\n", err_name(errno));
+		return 1;
+	}
+	report("write(\"0123456789\")", write(fd, "0123456789", 10));
+	LSEEK(0, SEEK_CUR, "SEEK_CUR");
+	LSEEK(0, SEEK_SET, "SEEK_SET");
+	report_read("read(4)", read(fd, buf, 4), buf);
+	LSEEK(3, SEEK_CUR, "SEEK_CUR");
+	LSEEK(-8, SEEK_CUR, "SEEK_CUR");
+	LSEEK(LLONG_MAX, SEEK_CUR, "SEEK_CUR");
+	LSEEK(LLONG_MIN, SEEK_CUR, "SEEK_CUR");
+	LSEEK(0, SEEK_CUR, "SEEK_CUR");
+	LSEEK(-1, SEEK_SET, "SEEK_SET");
+	LSEEK(LLONG_MIN, SEEK_SET, "SEEK_SET");
+	LSEEK(LLONG_MAX, SEEK_SET, "SEEK_SET");
+	LSEEK(4097, SEEK_SET, "SEEK_SET");
+	LSEEK(4096, SEEK_SET, "SEEK_SET");
+	report_read("read(4) at 4096", read(fd, buf, 4), buf);
+	LSEEK(0, SEEK_END, "SEEK_END");
+	LSEEK(-10, SEEK_END, "SEEK_END");
+	LSEEK(-11, SEEK_END, "SEEK_END");
+	LSEEK(LLONG_MAX, SEEK_END, "SEEK_END");
+	LSEEK(LLONG_MIN, SEEK_END, "SEEK_END");
+	LSEEK(4086, SEEK_END, "SEEK_END");
+	LSEEK(4087, SEEK_END, "SEEK_END");
+	LSEEK(0, SEEK_DATA, "SEEK_DATA");
+	LSEEK(9, SEEK_DATA, "SEEK_DATA");
+	LSEEK(10, SEEK_DATA, "SEEK_DATA");
+	LSEEK(-1, SEEK_DATA, "SEEK_DATA");
+	LSEEK(LLONG_MAX, SEEK_DATA, "SEEK_DATA");
+	LSEEK(3, SEEK_HOLE, "SEEK_HOLE");
+	LSEEK(10, SEEK_HOLE, "SEEK_HOLE");
+	LSEEK(0, 5, "whence 5");
+	LSEEK(0, -1, "whence -1");
+	LSEEK(0, SEEK_CUR, "SEEK_CUR");
+	report_read("pread(4, offset 2)", pread(fd, buf, 4, 2), buf);
+	report_read("pread(4, offset 8)", pread(fd, buf, 4, 8), buf);
+	report_read("pread(4, offset 4096)", pread(fd, buf, 4, 4096), buf);
+	report_read("pread(4, offset 2^40)", pread(fd, buf, 4, tera), buf);
+	report_read("pread(4, offset LLONG_MAX-4)", pread(fd, buf, 4, LLONG_MAX - 4), buf);
+	report_read("pread(4, offset LLONG_MAX)", pread(fd, buf, 4, LLONG_MAX), buf);
+	report_read("pread(4, offset -1)", pread(fd, buf, 4, -1), buf);
+	report("pwrite(\"ab\", offset 12)", pwrite(fd, "ab", 2, 12));
+	report_read("pread(16, offset 8)", pread(fd, buf, 16, 8), buf);
+	report("pwrite(\"x\", offset 4095)", pwrite(fd, "x", 1, 4095));
+	report("pwrite(\"yz\", offset 4095)", pwrite(fd, "yz", 2, 4095));
+	report("pwrite(\"x\", offset 4096)", pwrite(fd, "x", 1, 4096));
+	report("pwrite(\"x\", offset 2^40)", pwrite(fd, "x", 1, tera));
+	report("pwrite(\"x\", offset LLONG_MAX)", pwrite(fd, "x", 1, LLONG_MAX));
+	report("pwrite(0 bytes, offset 2^40)", pwrite(fd, "x", 0, tera));
+	report("pwrite(\"x\", offset -1)", pwrite(fd, "x", 1, -1));
+	LSEEK(0, SEEK_CUR, "SEEK_CUR");
+	LSEEK(0, SEEK_END, "SEEK_END");
+	report("read(NULL, 0)", read(fd, null, 0));
+	report("write(NULL, 0)", write(fd, null, 0));
+	report("read(unmapped, 0)", read(fd, unmapped(), 0));
+	report("write(unmapped, 0)", write(fd, unmapped(), 0));
+	LSEEK(0, SEEK_SET, "SEEK_SET");
+	report("read(NULL, 16)", read(fd, null, 16));
+	report("write(NULL, 16)", write(fd, null, 16));
+	LSEEK(0, SEEK_CUR, "SEEK_CUR");
+	/* 300 bytes of 'F' of which the last 44 are not mapped. */
+	report("write(300, last 44 unmapped)", write(fd, half_mapped(256), 300));
+	LSEEK(0, SEEK_CUR, "SEEK_CUR");
+	report_read("pread(4, offset 0)", pread(fd, buf, 4, 0), buf);
+	report("pread(512, offset 0), how much there is", pread(fd, big, 512, 0));
+	LSEEK(0, SEEK_END, "SEEK_END");
+	LSEEK(0, SEEK_SET, "SEEK_SET");
+	iov[0] = (struct iovec){ .iov_base = buf, .iov_len = 2 };
+	iov[1] = (struct iovec){ .iov_base = unmapped(), .iov_len = 2 };
+	report_read("readv(2 + unmapped 2)", readv(fd, iov, 2), buf);
+	iov[0] = (struct iovec){ .iov_base = "wv", .iov_len = 2 };
+	report("writev(\"wv\" + unmapped 2)", writev(fd, iov, 2));
+	LSEEK(0, SEEK_CUR, "SEEK_CUR");
+	report_read("pread(8, offset 0)", pread(fd, buf, 8, 0), buf);
+	report("ioctl(_IO('S', 99))", ioctl(fd, _IO('S', 99), 0));
+	report("ioctl(_IOR('S', 1, 8 bytes), unmapped)", ioctl(fd, _IOR('S', 1, uint64_t), unmapped()));
+	report("ioctl(FIONREAD, unmapped)", ioctl(fd, FIONREAD, unmapped()));
+	report("ioctl(FIONBIO)", ioctl(fd, FIONBIO, &(int){ 1 }));
+	/* 0x5301, lab 07's SCRATCH_CLEAR, through an open for reading only. */
+	ro = open(dev, O_RDONLY | O_NONBLOCK);
+	report("ioctl(_IO('S', 1)), O_RDONLY open", ioctl(ro, _IO('S', 1), 0));
+	close(ro);
+	report_read("pread(8, offset 0)", pread(fd, buf, 8, 0), buf);
+	map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	report("mmap", map == MAP_FAILED ? -1 : 0);
+	if (map != MAP_FAILED)
+		munmap(map, 4096);
+	report("fsync", fsync(fd));
+	report("fdatasync", fdatasync(fd));
+	report("ftruncate(0)", ftruncate(fd, 0));
+	report("fallocate(0, 4096)", fallocate(fd, 0, 0, 4096));
+	report_poll("poll", fd);
+	report("close", close(fd));
+	return 0;
+}
+
+/* O_APPEND: where writes go and where they leave the position. */
+static int append(const char *dev)
+{
+	int fd = open(dev, O_RDWR | O_APPEND);
+	char buf[64];
+
+	if (fd < 0) {
+		printf("open: %s\n", err_name(errno));
+		return 1;
+	}
+	report("lseek(0, SEEK_CUR)", lseek(fd, 0, SEEK_CUR));
+	report("write(\"xyz\")", write(fd, "xyz", 3));
+	report("lseek(0, SEEK_CUR)", lseek(fd, 0, SEEK_CUR));
+	report("lseek(0, SEEK_SET)", lseek(fd, 0, SEEK_SET));
+	report("write(\"!\")", write(fd, "!", 1));
+	report("lseek(0, SEEK_CUR)", lseek(fd, 0, SEEK_CUR));
+	report_read("read(8)", read(fd, buf, 8), buf);
+	report("pwrite(\"P\", offset 0)", pwrite(fd, "P", 1, 0));
+	report("lseek(0, SEEK_CUR)", lseek(fd, 0, SEEK_CUR));
+	report_read("pread(64, offset 0)", pread(fd, buf, 64, 0), buf);
+	close(fd);
+	return 0;
+}
+
+static int read_dev(const char *dev, int n, int flags, int alarm_after)
+{
+	int fd = open(dev, O_RDWR | flags);
+	char buf[256];
+	long ret;
+
+	if (fd < 0) {
+		printf("open: %s\n", err_name(errno));
+		return 1;
+	}
+	if (n > (int)sizeof(buf))
+		n = sizeof(buf);
+	if (alarm_after)
+		alarm(alarm_after);
+	ret = read(fd, buf, n);
+	snprintf(buf + 128, 64, "read(%d%s)", n,
+		 flags & O_NONBLOCK ? ", O_NONBLOCK" :
+		 alarm_after ? ", SIGALRM after 1 s" : "");
+	report_read(buf + 128, ret, buf);
+	close(fd);
+	return 0;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* Whether DEV becomes writable within MS milliseconds. */
+static int pollout_dev(const char *dev, int ms)
+{
+	struct pollfd p = { .fd = open_dev(dev), .events = POLLOUT };
+	struct timespec t0, t1;
+	long elapsed;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = poll(&p, 1, ms);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	elapsed = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	if (ret < 0) {
+		report("poll", ret);
+		return 1;
+	}
+	printf("poll(POLLOUT, %d ms): %s, %s\n", ms,
+	       (p.revents & POLLOUT) ? "writable" : "not writable",
+	       elapsed < ms ? "before the time-out" : "at the time-out");
+	return 0;
+}
+
+struct stalled {
+	int fd;
+	char *page;
+	int write;
+	long ret;
+	int err;
+};
+
+static void *stalled_call(void *arg)
+{
+	struct stalled *s = arg;
+
+	s->ret = s->write ? write(s->fd, s->page, 16) : read(s->fd, s->page, 16);
+	s->err = errno;
+	return NULL;
+}
+
+/* Waits up to MS milliseconds for PID; whether it ended. */
+static int wait_for(pid_t pid, int ms)
+{
+	int waited;
+
+	for (waited = 0; waited < ms; waited += 10) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static int stall(const char *dev, const char *op, const char *cmd)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	struct uffdio_copy copy = { 0 };
+	struct uffd_msg msg;
+	struct stalled s = { .write = !strcmp(op, "write") };
+	struct pollfd p;
+	pthread_t thread;
+	char *page, *src;
+	pid_t pid;
+	int uffd, done;
+
+	/* O_NONBLOCK: poll(2) on a blocking userfaultfd is always POLLERR. */
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api)) {
+		printf("userfaultfd: %s\n", err_name(errno));
+		return 1;
+	}
+	page = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	src = malloc(page_size);
+	if (page == MAP_FAILED || !src) {
+		perror("mmap");
+		return 1;
+	}
+	memset(src, 'p', page_size);
+	reg.range.start = (unsigned long)page;
+	reg.range.len = page_size;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+		printf("UFFDIO_REGISTER: %s\n", err_name(errno));
+		return 1;
+	}
+	s.fd = open_dev(dev);
+	s.page = page;
+	pthread_create(&thread, NULL, stalled_call, &s);
+	/* The fault arrives when the driver copies from or to the page. */
+	p = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	if (poll(&p, 1, 5000) != 1 || !(p.revents & POLLIN) ||
+	    read(uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT) {
+		pthread_join(thread, NULL);
+		errno = s.err;
+		printf("%s(16): returned without touching the page: ", op);
+		report_read("", s.ret, page);
+		return 0;
+	}
+	printf("%s(16) with a page that is not there yet: waits in the driver\n", op);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	done = wait_for(pid, 10000);
+	if (!done) {
+		printf("meanwhile: `%s` still waits after 10 s\n", cmd);
+		fflush(stdout);
+	}
+	/* Supply the page: the stalled call goes on. */
+	copy.dst = (unsigned long)page;
+	copy.src = (unsigned long)src;
+	copy.len = page_size;
+	if (ioctl(uffd, UFFDIO_COPY, &copy))
+		printf("UFFDIO_COPY: %s\n", err_name(errno));
+	pthread_join(thread, NULL);
+	if (!done) {
+		waitpid(pid, NULL, 0);
+		printf("meanwhile: `%s` finished once the page arrived\n", cmd);
+	} else {
+		printf("meanwhile: `%s` finished while the %s was stalled\n", cmd, op);
+	}
+	errno = s.err;
+	if (s.write)
+		report("write(16) once the page arrived", s.ret);
+	else
+		report_read("read(16) once the page arrived", s.ret, page);
+	close(s.fd);
+	return 0;
+}
+
+static int churn(const char *dev, int n, int rounds)
+{
+	static const int flags[] = { O_TRUNC, O_APPEND, O_NONBLOCK, 0 };
+	int i, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		if (fork() == 0) {
+			int round;
+
+			alarm(60);
+			for (round = 0; round < rounds; round++) {
+				int fd = open(dev, O_RDWR | flags[(i + round) % 4]);
+				struct pollfd p = { .fd = fd, .events = POLLIN | POLLOUT };
+				char buf[32];
+
+				if (fd < 0)
+					_exit(1);
+				/* Errors (ENOSPC, EAGAIN, ESPIPE) are fine here. */
+				if (write(fd, "churn\n", 6) < 0 && errno != ENOSPC)
+					_exit(2);
+				lseek(fd, round % 7, SEEK_SET);
+				if (read(fd, buf, sizeof(buf)) < 0 && errno != EAGAIN)
+					_exit(3);
+				poll(&p, 1, 0);
+				if (close(fd))
+					_exit(4);
+			}
+			_exit(0);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		int status;
+
+		wait(&status);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	}
+	printf("churn: %d processes x %d opens: %s\n", n, rounds,
+	       bad ? "some failed" : "all done");
+	return bad != 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -313,6 +729,27 @@ int main(int argc, char **argv)
 		return poll_dev(argv[2], atoi(argv[3]));
 	if (!strcmp(cmd, "fileops"))
 		return fileops(argv[2]);
+	if (!strcmp(cmd, "hostile"))
+		return hostile(argv[2]);
+	if (!strcmp(cmd, "append"))
+		return append(argv[2]);
+	if (!strcmp(cmd, "read") && argc == 4)
+		return read_dev(argv[2], atoi(argv[3]), 0, 0);
+	if (!strcmp(cmd, "read-nonblock") && argc == 4)
+		return read_dev(argv[2], atoi(argv[3]), O_NONBLOCK, 0);
+	if (!strcmp(cmd, "read-alarm") && argc == 4) {
+		struct sigaction sa = { .sa_handler = on_alarm };
+
+		sigaction(SIGALRM, &sa, NULL);
+		return read_dev(argv[2], atoi(argv[3]), 0, 1);
+	}
+	if (!strcmp(cmd, "pollout") && argc == 4)
+		return pollout_dev(argv[2], atoi(argv[3]));
+	if (!strcmp(cmd, "stall") && argc == 5 &&
+	    (!strcmp(argv[3], "read") || !strcmp(argv[3], "write")))
+		return stall(argv[2], argv[3], argv[4]);
+	if (!strcmp(cmd, "churn") && argc == 5)
+		return churn(argv[2], atoi(argv[3]), atoi(argv[4]));
 
 	fd = open_dev(argv[2]);
 	if (!strcmp(cmd, "read-fault")) {

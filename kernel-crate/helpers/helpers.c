@@ -6,6 +6,7 @@
  * symbol to call.
  */
 #include <linux/bug.h>
+#include <linux/cdev.h>
 #include <linux/fs.h>
 #include <linux/poll.h>
 #include <linux/refcount.h>
@@ -118,4 +119,9 @@ void rust_helper_poll_wait(struct file *filp, wait_queue_head_t *head,
 dev_t rust_helper_file_rdev(struct file *file)
 {
 	return file_inode(file)->i_rdev;
+}
+
+void rust_helper_cdev_set_owner(struct cdev *cdev, struct module *owner)
+{
+	cdev->owner = owner;
 }

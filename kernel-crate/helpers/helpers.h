@@ -43,4 +43,9 @@ void rust_helper_poll_wait(struct file *filp, wait_queue_head_t *head,
 			   poll_table *p);
 dev_t rust_helper_file_rdev(struct file *file);
 
+/* Char device regions (kernel-crate/src/chrdev.rs). */
+#include <linux/cdev.h>
+
+void rust_helper_cdev_set_owner(struct cdev *cdev, struct module *owner);
+
 #endif

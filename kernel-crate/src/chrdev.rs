@@ -63,14 +63,18 @@ impl<T: FileOperations> Registration<T> {
                 bindings::alloc_chrdev_region(&mut dev, 0, minors, name.as_ptr())
             })?;
             // SAFETY: `slot` is valid and will not move (contract of
-            // `PinInit`); `cdev_init` zeroes and initialises the cdev.
+            // `PinInit`); `cdev_init` zeroes and initialises the cdev, whose
+            // owner is then the module, as `cdev.owner = THIS_MODULE` does
+            // in C (see the `OpenAdapter` implementation below).
             unsafe {
                 let fops = Opaque::raw_get(addr_of_mut!((*slot).fops));
                 fops.write(FileOpsVtable::<Self, T>::build(module));
                 addr_of_mut!((*slot).dev).write(dev);
                 addr_of_mut!((*slot).minors).write(minors);
                 addr_of_mut!((*slot).open_data).write(open_data);
-                bindings::cdev_init(Opaque::raw_get(addr_of_mut!((*slot).cdev)), fops);
+                let cdev = Opaque::raw_get(addr_of_mut!((*slot).cdev));
+                bindings::cdev_init(cdev, fops);
+                bindings::rust_helper_cdev_set_owner(cdev, module.as_ptr());
             }
             // SAFETY: the cdev is initialised and pinned.
             let ret = unsafe {
@@ -114,12 +118,15 @@ impl<T: FileOperations> Registration<T> {
     }
 }
 
-// SAFETY: `chrdev_open` finds the cdev through `inode->i_cdev` and holds a
-// reference on it (a kobject reference, taken under `cdev_lock`) during
-// `open`; `cdev_del` on drop waits for nothing, but the cdev is embedded
-// in the registration, which the module owner keeps alive while the device
-// can be opened: `cdev_del` happens-before the registration is freed and
-// after it no new open finds the cdev.
+// SAFETY: `chrdev_open` finds the cdev through `inode->i_cdev` (or the
+// device number) and holds a reference on it during `open` and until the
+// file is released: `cdev_get` takes one on the cdev's owner, the module,
+// before its kobject reference, and fails once the module is going away.
+// So while any open of the device is under way, `rmmod` fails with `EBUSY`
+// and the registration, which the module keeps until its exit, is alive;
+// `cdev_del` on drop happens-before the registration is freed, and after
+// it no new open finds the cdev. (Without the owner, an open racing with
+// `rmmod` could keep a kobject reference into the freed registration.)
 unsafe impl<T: FileOperations> OpenAdapter<T::OpenData> for Registration<T> {
     unsafe fn open_data(
         inode: *mut bindings::inode,

@@ -26,7 +26,7 @@ use core::marker::PhantomData;
 use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
 use crate::error::{
-    code::{EINVAL, ENOMEM, ENOTTY, EOVERFLOW, ESPIPE},
+    code::{EINVAL, ENOMEM, ENOTTY, ENXIO, EOVERFLOW, ESPIPE},
     Result,
 };
 use crate::init::Opaque;
@@ -68,6 +68,31 @@ impl File {
         // under the file's lock, and a racy read of a `u32` is harmless.
         unsafe { (*self.as_ptr()).f_flags }
     }
+
+    /// Whether the file was opened for writing (`FMODE_WRITE` in
+    /// `file->f_mode`: `O_WRONLY` or `O_RDWR`). A driver checks it before
+    /// an ioctl that changes the data, as the block layer does (`EBADF`).
+    pub fn is_writable(&self) -> bool {
+        // SAFETY: the file is valid; `FMODE_WRITE` is set when the file is
+        // opened and never changes afterwards.
+        let mode = unsafe { (*self.as_ptr()).f_mode };
+        mode & bindings::RUST_CONST_HELPER_FMODE_WRITE != 0
+    }
+
+    /// The file position (`file->f_pos`): where the next `read(2)` or
+    /// `write(2)` of this open file starts. A [`FileOperations::seek`]
+    /// needs it for [`SeekFrom::Current`].
+    pub fn pos(&self) -> u64 {
+        // SAFETY: the file is valid. Another thread that shares this open
+        // file may store `f_pos` at the same time (the VFS serialises
+        // positions with `f_pos_lock` only for regular files and
+        // directories): a volatile read of the aligned 64-bit value, C's
+        // `READ_ONCE`, gives the old position or the new one.
+        let pos = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.as_ptr()).f_pos)) };
+        // The VFS never lets a device file's position go below 0
+        // (`vfs_setpos`, `rw_verify_area`).
+        u64::try_from(pos).unwrap_or(0)
+    }
 }
 
 /// Flags of [`File::flags`], from `include/uapi/asm-generic/fcntl.h`.
@@ -82,16 +107,55 @@ pub mod flags {
     pub const O_TRUNC: u32 = bindings::O_TRUNC;
 }
 
-/// Where a seek is relative to, `whence` in `lseek(2)`.
+// ANCHOR: seek_from
+/// Where a seek is relative to, `whence` in `lseek(2)`. A negative
+/// `SEEK_SET` offset never gets here: the adapter answers it with `EINVAL`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeekFrom {
     /// `SEEK_SET`: from the start.
     Start(u64),
-    /// `SEEK_CUR`: from the current position.
+    /// `SEEK_CUR`: from the current position ([`File::pos`]).
     Current(i64),
     /// `SEEK_END`: from the end.
     End(i64),
+    /// `SEEK_DATA`: the first byte of data at or after the offset.
+    Data(i64),
+    /// `SEEK_HOLE`: the first hole at or after the offset; the end of the
+    /// data counts as one.
+    Hole(i64),
 }
+
+impl SeekFrom {
+    /// The new position for a file whose data (all of it, without holes)
+    /// ends at `end`, seen from position `current`, in which positions up
+    /// to `max` are allowed: what C's `generic_file_llseek_size(file,
+    /// offset, whence, max, end)` computes. `EINVAL` for a position below 0
+    /// or past `max`, including one whose arithmetic overflows; `ENXIO` for
+    /// `Data` and `Hole` at or past `end`, or below 0.
+    pub fn resolve(self, current: u64, end: u64, max: u64) -> Result<u64> {
+        let new = match self {
+            SeekFrom::Start(offset) => Some(offset),
+            // `lseek(fd, 0, SEEK_CUR)` only asks where the file is.
+            SeekFrom::Current(0) => return Ok(current),
+            SeekFrom::Current(delta) => current.checked_add_signed(delta),
+            SeekFrom::End(delta) => end.checked_add_signed(delta),
+            SeekFrom::Data(offset) | SeekFrom::Hole(offset) => {
+                let offset = u64::try_from(offset).map_err(|_| ENXIO)?;
+                if offset >= end {
+                    return Err(ENXIO);
+                }
+                Some(if let SeekFrom::Data(_) = self {
+                    offset
+                } else {
+                    end
+                })
+            }
+        };
+        // `None`: the sum overflowed, or went below 0.
+        new.filter(|&new| new <= max).ok_or(EINVAL)
+    }
+}
+// ANCHOR_END: seek_from
 
 /// An ioctl call: the command number and its argument, often a user
 /// pointer. Decode the command with [`crate::ioctl`].
@@ -160,6 +224,11 @@ pub trait FileOperations: Sized + Send + Sync {
     /// What the registration keeps for `open`: shared by all opens.
     type OpenData: Send + Sync;
 
+    /// A stream without a position, like a pipe (C's `stream_open`):
+    /// `lseek`, `pread` and `pwrite` fail with `ESPIPE`, and `read` and
+    /// `write` always get offset 0.
+    const STREAM: bool = false;
+
     /// `open(2)`: creates the per-open state.
     fn open(shared: &Self::OpenData, file: &File) -> Result<Self>;
 
@@ -174,11 +243,30 @@ pub trait FileOperations: Sized + Send + Sync {
     }
 
     /// `write(2)`: consumes at most `reader.len()` bytes and returns how many.
+    /// The position moves on from `offset` by that many.
     fn write(&self, _file: &File, _reader: &mut UserSliceReader, _offset: u64) -> Result<usize> {
         Err(EINVAL)
     }
 
-    /// `lseek(2)`: returns the new position.
+    /// `write(2)` for a driver that moves the position itself, because it
+    /// decides where the bytes go (at the end for `O_APPEND`, say): `pos`
+    /// starts as the offset of the write; the call consumes at most
+    /// `reader.len()` bytes, leaves `pos` just past where it stored them
+    /// and returns how many. (A `pwrite(2)` gets its own offset, and its
+    /// new position is dropped, as for any file.) Define this or
+    /// [`write`](Self::write), not both.
+    fn write_pos(
+        &self,
+        _file: &File,
+        _reader: &mut UserSliceReader,
+        _pos: &mut u64,
+    ) -> Result<usize> {
+        Err(EINVAL)
+    }
+
+    /// `lseek(2)`: returns the new position, which the adapter stores in
+    /// the file. [`SeekFrom::resolve`] computes it the way C drivers
+    /// usually do, from [`File::pos`] and where the data ends.
     fn seek(&self, _file: &File, _pos: SeekFrom) -> Result<u64> {
         Err(ESPIPE)
     }
@@ -228,7 +316,13 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         if T::HAS_READ {
             fops.read = Some(Self::read);
         }
-        if T::HAS_WRITE {
+        const {
+            assert!(
+                !(T::HAS_WRITE && T::HAS_WRITE_POS),
+                "define write or write_pos, not both"
+            )
+        };
+        if T::HAS_WRITE || T::HAS_WRITE_POS {
             fops.write = Some(Self::write);
         }
         if T::HAS_SEEK {
@@ -270,6 +364,11 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         // SAFETY: the file is being opened: nothing else uses
         // `private_data` now; `release` takes the box back.
         unsafe { (*file).private_data = KBox::into_raw(boxed).cast() };
+        if T::STREAM {
+            // SAFETY: an `open` callback may change the mode of the file it
+            // opens: no one else sees the file yet. It never fails.
+            unsafe { bindings::stream_open(inode, file) };
+        }
         0
     }
 
@@ -282,26 +381,52 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         0
     }
 
-    /// Turns a byte count into `ssize_t` and advances `*ppos`.
+    /// Turns the result of a read or write into `ssize_t` and, if it
+    /// succeeded, stores the new position `end` in `*ppos`.
     ///
     /// # Safety
     ///
-    /// `ppos` is valid for reads and writes.
-    unsafe fn advance(result: Result<usize>, len: usize, ppos: *mut bindings::loff_t) -> isize {
+    /// `ppos` is null (a stream) or valid for writes.
+    unsafe fn finish(
+        result: Result<usize>,
+        len: usize,
+        end: u64,
+        ppos: *mut bindings::loff_t,
+    ) -> isize {
         let n = match result {
             Ok(n) if n <= len => n,
             Ok(_) => return EINVAL.to_errno() as isize,
             Err(e) => return e.to_errno() as isize,
         };
-        // SAFETY: the caller guarantees that `ppos` is valid.
-        let pos = unsafe { *ppos };
-        // `n <= len <= MAX_RW_COUNT` (the VFS clamps it), so it fits i64.
-        match pos.checked_add(n as i64) {
-            // SAFETY: as above.
-            Some(new) => unsafe { *ppos = new },
-            None => return EOVERFLOW.to_errno() as isize,
+        // The VFS checked that the position plus `len` fits (it refuses
+        // the call with `EINVAL` otherwise); only a `write_pos` that moved
+        // it past that can fail here.
+        let Ok(end) = i64::try_from(end) else {
+            return EOVERFLOW.to_errno() as isize;
+        };
+        if !ppos.is_null() {
+            // SAFETY: the caller guarantees that a non-null `ppos` is
+            // valid (the VFS passes its own copy of the position, which it
+            // stores in `f_pos` afterwards, or `pread`'s offset).
+            unsafe { *ppos = end };
         }
+        // `n <= len <= MAX_RW_COUNT` (the VFS clamps it), so it fits isize.
         n as isize
+    }
+
+    /// The offset a read or write starts at: `*ppos`, or 0 for a stream
+    /// (the VFS passes a null `ppos` to a file opened with `stream_open`).
+    /// `EINVAL` for a negative one, which the VFS refuses before us anyway.
+    ///
+    /// # Safety
+    ///
+    /// `ppos` is null or valid for reads.
+    unsafe fn offset(ppos: *mut bindings::loff_t) -> Result<u64> {
+        if ppos.is_null() {
+            return Ok(0);
+        }
+        // SAFETY: the caller guarantees that a non-null `ppos` is valid.
+        u64::try_from(unsafe { *ppos }).map_err(|_| EINVAL)
     }
 
     unsafe extern "C" fn read(
@@ -311,18 +436,21 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         ppos: *mut bindings::loff_t,
     ) -> isize {
         // SAFETY: the VFS calls `read` only on a file that `open` opened,
-        // with a valid `ppos`.
-        let (state, f, pos) = unsafe { (Self::state(file), File::from_ptr(file), *ppos) };
+        // with a valid or null `ppos`.
+        let (state, f, pos) =
+            unsafe { (Self::state(file), File::from_ptr(file), Self::offset(ppos)) };
+        let pos = match pos {
+            Ok(pos) => pos,
+            Err(e) => return e.to_errno() as isize,
+        };
         let mut writer = match UserSlice::new(buf as usize, len) {
             Ok(slice) => slice.writer(),
             Err(e) => return e.to_errno() as isize,
         };
-        let Ok(pos) = u64::try_from(pos) else {
-            return EINVAL.to_errno() as isize;
-        };
         let result = state.read(f, &mut writer, pos);
-        // SAFETY: `ppos` is valid, as above.
-        unsafe { Self::advance(result, len, ppos) }
+        let end = pos.saturating_add(result.as_ref().map_or(0, |&n| n as u64));
+        // SAFETY: `ppos` is null or valid, as above.
+        unsafe { Self::finish(result, len, end, ppos) }
     }
 
     unsafe extern "C" fn write(
@@ -332,17 +460,26 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         ppos: *mut bindings::loff_t,
     ) -> isize {
         // SAFETY: as in `read`.
-        let (state, f, pos) = unsafe { (Self::state(file), File::from_ptr(file), *ppos) };
+        let (state, f, pos) =
+            unsafe { (Self::state(file), File::from_ptr(file), Self::offset(ppos)) };
+        let pos = match pos {
+            Ok(pos) => pos,
+            Err(e) => return e.to_errno() as isize,
+        };
         let mut reader = match UserSlice::new(buf as usize, len) {
             Ok(slice) => slice.reader(),
             Err(e) => return e.to_errno() as isize,
         };
-        let Ok(pos) = u64::try_from(pos) else {
-            return EINVAL.to_errno() as isize;
+        let (result, end) = if T::HAS_WRITE_POS {
+            let mut end = pos;
+            (state.write_pos(f, &mut reader, &mut end), end)
+        } else {
+            let result = state.write(f, &mut reader, pos);
+            let end = pos.saturating_add(result.as_ref().map_or(0, |&n| n as u64));
+            (result, end)
         };
-        let result = state.write(f, &mut reader, pos);
-        // SAFETY: `ppos` is valid, as above.
-        unsafe { Self::advance(result, len, ppos) }
+        // SAFETY: `ppos` is null or valid, as above.
+        unsafe { Self::finish(result, len, end, ppos) }
     }
 
     unsafe extern "C" fn llseek(
@@ -350,13 +487,17 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         offset: bindings::loff_t,
         whence: c_int,
     ) -> bindings::loff_t {
+        // The VFS answers a `whence` past `SEEK_HOLE` with `EINVAL` itself.
         let pos = match whence {
+            // SEEK_SET: a negative position is `EINVAL`, as in `vfs_setpos`.
             0 => match u64::try_from(offset) {
                 Ok(o) => SeekFrom::Start(o),
                 Err(_) => return EINVAL.to_errno().into(),
             },
             1 => SeekFrom::Current(offset),
             2 => SeekFrom::End(offset),
+            3 => SeekFrom::Data(offset),
+            4 => SeekFrom::Hole(offset),
             _ => return EINVAL.to_errno().into(),
         };
         // SAFETY: as in `read`.
@@ -366,9 +507,12 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
             .and_then(|p| i64::try_from(p).map_err(|_| EOVERFLOW))
         {
             Ok(new) => {
-                // SAFETY: the VFS holds `f_pos_lock` around `llseek` for
-                // files that share a position; `f_pos` is ours to set.
-                unsafe { (*file).f_pos = new };
+                // SAFETY: the file is valid. `read`/`write` of another
+                // thread that shares this open file may store `f_pos` at
+                // the same time (device files have no `f_pos_lock`): a
+                // volatile store of the aligned 64-bit value, C's
+                // `WRITE_ONCE`, is the plain store `vfs_setpos` makes.
+                unsafe { core::ptr::write_volatile(core::ptr::addr_of_mut!((*file).f_pos), new) };
                 new
             }
             Err(e) => e.to_errno().into(),

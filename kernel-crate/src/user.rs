@@ -17,6 +17,7 @@
 
 use core::ffi::c_void;
 
+use crate::alloc::{Flags, KVec};
 use crate::bindings;
 use crate::error::{code::EFAULT, Result};
 
@@ -122,6 +123,31 @@ impl UserSliceReader {
         Ok(())
     }
     // ANCHOR_END: reader
+
+    // ANCHOR: read_vec
+    /// Reads the next `len` bytes into a new vector and advances past
+    /// them; `EFAULT` as for [`read_slice`](Self::read_slice), `ENOMEM` if
+    /// the vector cannot be allocated.
+    ///
+    /// This is how a driver takes user data in *before* it takes a lock:
+    /// a copy from user memory may sleep on a page fault for as long as
+    /// user space likes (a page that `userfaultfd` never supplies), and
+    /// everyone who waits for a lock held across it waits as long, in an
+    /// uninterruptible `mutex_lock`.
+    pub fn read_vec(&mut self, len: usize, flags: Flags) -> Result<KVec<u8>> {
+        if len > self.len {
+            return Err(EFAULT);
+        }
+        let mut out = KVec::with_capacity(len, flags)?;
+        let zeros = [0u8; 64];
+        while out.len() < len {
+            let n = (len - out.len()).min(zeros.len());
+            out.extend_from_slice(&zeros[..n], flags)?;
+        }
+        self.read_slice(&mut out)?;
+        Ok(out)
+    }
+    // ANCHOR_END: read_vec
 
     /// Reads a plain value of `N` bytes, such as an ioctl argument.
     pub fn read_bytes<const N: usize>(&mut self) -> Result<[u8; N]> {

@@ -4,9 +4,17 @@
 //! A region gets no `/dev` node by itself: make them with the major from
 //! `/proc/devices` (`mknod /dev/rust_chardev0 c MAJOR 0`, and so on). Every
 //! open of minor `n` shares buffer `n`; the four buffers are independent.
-//! A write appends to the buffer (at most [`CAPACITY`] bytes, then
-//! `ENOSPC`), a read returns it from the file position, and an open with
-//! `O_TRUNC` (the shell's `>`) empties it.
+//! A write appends to the buffer, wherever the file position is (at most
+//! [`CAPACITY`] bytes, then `ENOSPC`), and leaves the position at the new
+//! end, as `O_APPEND` does for a file. A read returns the buffer from the
+//! file position, `lseek` moves it anywhere from 0 to [`CAPACITY`] (all
+//! `whence`s, `SEEK_DATA` and `SEEK_HOLE` included, as for a file), and an
+//! open with `O_TRUNC` (the shell's `>`) empties the buffer.
+//!
+//! User memory is only ever copied with no lock held: a page fault on a
+//! user buffer can last as long as user space wants (`userfaultfd`), and
+//! nobody waits for it but the caller. Nothing else in this driver sleeps
+//! for long, so `O_NONBLOCK` changes nothing.
 
 #![no_std]
 
@@ -14,7 +22,7 @@ use core::pin::Pin;
 
 use kernel::chrdev;
 use kernel::file::flags::O_TRUNC;
-use kernel::file::{File, FileOperations};
+use kernel::file::{File, FileOperations, SeekFrom};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::user::{UserSliceReader, UserSliceWriter};
@@ -62,35 +70,59 @@ impl FileOperations for MinorFile {
     }
     // ANCHOR_END: open
 
+    // ANCHOR: read_write
     fn read(&self, _file: &File, writer: &mut UserSliceWriter, offset: u64) -> Result<usize> {
-        let buffer = self.buffer.lock();
-        let data = buffer.as_slice();
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(data.len());
-        let n = writer.len().min(data.len() - start);
-        writer.write_slice(&data[start..start + n])?;
-        Ok(n)
+        // Copy out under the lock, to user space after it.
+        let chunk = {
+            let buffer = self.buffer.lock();
+            let data = buffer.as_slice();
+            let start = usize::try_from(offset)
+                .unwrap_or(usize::MAX)
+                .min(data.len());
+            let n = writer.len().min(data.len() - start);
+            let mut chunk = KVec::with_capacity(n, GFP_KERNEL)?;
+            chunk.extend_from_slice(&data[start..start + n], GFP_KERNEL)?;
+            chunk
+        };
+        writer.write_slice(&chunk)?;
+        Ok(chunk.len())
     }
 
-    fn write(&self, _file: &File, reader: &mut UserSliceReader, _offset: u64) -> Result<usize> {
-        let mut buffer = self.buffer.lock();
-        let room = CAPACITY - buffer.len();
-        if room == 0 && !reader.is_empty() {
+    fn write_pos(
+        &self,
+        _file: &File,
+        reader: &mut UserSliceReader,
+        pos: &mut u64,
+    ) -> Result<usize> {
+        if reader.is_empty() {
+            return Ok(0);
+        }
+        // Copy in before taking the lock: at most what fits now, so that
+        // a huge length cannot make us allocate.
+        let room = CAPACITY - self.buffer.lock().len();
+        if room == 0 {
             return Err(ENOSPC);
         }
-        // Never more than fits: a huge length cannot make us allocate.
-        let n = reader.len().min(room);
-        let mut chunk = [0u8; 256];
-        let mut done = 0;
-        while done < n {
-            let part = &mut chunk[..(n - done).min(256)];
-            reader.read_slice(part)?;
-            buffer.extend_from_slice(part, GFP_KERNEL)?;
-            done += part.len();
+        let data = reader.read_vec(reader.len().min(room), GFP_KERNEL)?;
+        let mut buffer = self.buffer.lock();
+        // Another writer may have filled it in the meantime.
+        let room = CAPACITY - buffer.len();
+        if room == 0 {
+            return Err(ENOSPC);
         }
+        let n = data.len().min(room);
+        buffer.extend_from_slice(&data[..n], GFP_KERNEL)?;
+        *pos = buffer.len() as u64;
         Ok(n)
     }
+    // ANCHOR_END: read_write
+
+    // ANCHOR: seek
+    fn seek(&self, file: &File, pos: SeekFrom) -> Result<u64> {
+        let end = self.buffer.lock().len() as u64;
+        pos.resolve(file.pos(), end, CAPACITY as u64)
+    }
+    // ANCHOR_END: seek
 }
 
 struct RustChardev {

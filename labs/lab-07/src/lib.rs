@@ -1,11 +1,12 @@
-//! Lab 07: a misc device with read and write. Complete `read` and `write`
-//! (the `TODO`s); the book's chapter "Character and misc devices" explains
-//! the user-memory API they use.
+//! Lab 07: a misc device with read and write. Complete `read` and
+//! `write_pos` (the `TODO`s); the book's chapter "Character and misc
+//! devices" explains the user-memory API they use.
 //!
 //! `/dev/scratch` is a small file in memory, shared by every open: a
-//! write stores bytes at the file position, a read returns them. Each open
-//! has its own position; opening with `O_TRUNC` (as the shell's `>` does)
-//! empties the buffer.
+//! write stores bytes at the file position (at the end with `O_APPEND`),
+//! a read returns them. Each open has its own position, which `lseek`
+//! moves anywhere from 0 to the capacity; opening with `O_TRUNC` (as the
+//! shell's `>` does) empties the buffer.
 
 #![no_std]
 
@@ -62,35 +63,41 @@ impl FileOperations for ScratchFile {
         // TODO: copy the bytes of the buffer from `offset` on (at most
         // `writer.len()` of them) to user space with `writer.write_slice`,
         // and return how many. An offset at or past the end reads 0 bytes.
+        // Never touch user memory with the lock held: copy the bytes into
+        // a `KVec` under the lock, and to user space after it.
         let _ = (writer, offset);
         Err(EINVAL)
     }
 
-    fn write(&self, file: &File, reader: &mut UserSliceReader, offset: u64) -> Result<usize> {
-        // TODO: store the bytes user space wrote (`reader.read_slice`) at
-        // `offset` (at the end if the file was opened with O_APPEND),
-        // growing the buffer up to CAPACITY bytes, and return how many
-        // were taken. Never allocate more than CAPACITY, whatever
-        // `reader.len()` says.
-        let _ = (file, reader, offset, O_APPEND);
+    fn write_pos(&self, file: &File, reader: &mut UserSliceReader, pos: &mut u64) -> Result<usize> {
+        // TODO: store the bytes user space wrote at `*pos` (at the end if
+        // the file was opened with O_APPEND), growing the buffer up to
+        // CAPACITY bytes (zeros fill a gap), set `*pos` just past them and
+        // return how many were taken: 0 for an empty write, ENOSPC when
+        // none fit. Take the bytes in with `reader.read_vec` *before* you
+        // take the lock, never more than CAPACITY, whatever `reader.len()`
+        // says; and fail (EFAULT, ENOMEM) without changing the buffer.
+        let _ = (file, reader, pos, O_APPEND);
         Err(EINVAL)
     }
 
     // ANCHOR: seek
-    fn seek(&self, _file: &File, pos: SeekFrom) -> Result<u64> {
-        match pos {
-            SeekFrom::Start(offset) => Ok(offset),
-            // The file position lives in the VFS's `struct file`; without
-            // it, only absolute seeks are offered here.
-            SeekFrom::Current(_) | SeekFrom::End(_) => Err(EINVAL),
-        }
+    fn seek(&self, file: &File, pos: SeekFrom) -> Result<u64> {
+        // What C's `generic_file_llseek_size` does for a file whose data
+        // ends at the buffer's length: any position from 0 to CAPACITY.
+        let end = self.buffer.lock().len() as u64;
+        pos.resolve(file.pos(), end, CAPACITY as u64)
     }
     // ANCHOR_END: seek
 
     // ANCHOR: ioctl
-    fn ioctl(&self, _file: &File, cmd: IoctlCommand) -> Result<i32> {
+    fn ioctl(&self, file: &File, cmd: IoctlCommand) -> Result<i32> {
         match cmd.cmd {
             SCRATCH_CLEAR => {
+                // It changes the data: only through an open for writing.
+                if !file.is_writable() {
+                    return Err(EBADF);
+                }
                 self.buffer.lock().clear();
                 Ok(0)
             }

@@ -1,9 +1,10 @@
 //! Lab 07: a misc device with read and write (reference solution).
 //!
 //! `/dev/scratch` is a small file in memory, shared by every open: a
-//! write stores bytes at the file position, a read returns them. Each open
-//! has its own position; opening with `O_TRUNC` (as the shell's `>` does)
-//! empties the buffer.
+//! write stores bytes at the file position (at the end with `O_APPEND`),
+//! a read returns them. Each open has its own position, which `lseek`
+//! moves anywhere from 0 to the capacity; opening with `O_TRUNC` (as the
+//! shell's `>` does) empties the buffer.
 
 #![no_std]
 
@@ -58,67 +59,83 @@ impl FileOperations for ScratchFile {
 
     // ANCHOR: read
     fn read(&self, _file: &File, writer: &mut UserSliceWriter, offset: u64) -> Result<usize> {
-        let buffer = self.buffer.lock();
-        let data = buffer.as_slice();
-        // An offset past the end (or past usize) reads nothing: end of file.
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(data.len());
-        let n = writer.len().min(data.len() - start);
-        writer.write_slice(&data[start..start + n])?;
-        Ok(n)
+        // Copy the bytes out under the lock, to user space after it: a
+        // page fault on the user's buffer may last forever.
+        let chunk = {
+            let buffer = self.buffer.lock();
+            let data = buffer.as_slice();
+            // An offset past the end (or past usize) reads nothing: end of file.
+            let start = usize::try_from(offset)
+                .unwrap_or(usize::MAX)
+                .min(data.len());
+            let n = writer.len().min(data.len() - start);
+            let mut chunk = KVec::with_capacity(n, GFP_KERNEL)?;
+            chunk.extend_from_slice(&data[start..start + n], GFP_KERNEL)?;
+            chunk
+        };
+        writer.write_slice(&chunk)?;
+        Ok(chunk.len())
     }
     // ANCHOR_END: read
 
     // ANCHOR: write
-    fn write(&self, file: &File, reader: &mut UserSliceReader, offset: u64) -> Result<usize> {
-        let mut buffer = self.buffer.lock();
+    fn write_pos(&self, file: &File, reader: &mut UserSliceReader, pos: &mut u64) -> Result<usize> {
+        if reader.is_empty() {
+            return Ok(0);
+        }
         // The shell's `>>` opens with O_APPEND: for a device, the driver
-        // decides what that means.
-        let start = if file.flags() & O_APPEND != 0 {
-            buffer.len()
+        // decides what that means. The end is only sure under the lock.
+        let append = file.flags() & O_APPEND != 0;
+        let start = if append {
+            self.buffer.lock().len()
         } else {
-            usize::try_from(offset).map_err(|_| EFBIG)?
+            usize::try_from(*pos).unwrap_or(usize::MAX)
         };
         if start >= CAPACITY {
             return Err(ENOSPC);
         }
-        // Never more than fits: a huge length cannot make us allocate.
-        let n = reader.len().min(CAPACITY - start);
-        let mut chunk = [0u8; 256];
-        let mut done = 0;
-        while done < n {
-            let part = &mut chunk[..(n - done).min(256)];
-            reader.read_slice(part)?;
-            let at = start + done;
-            // Fill a hole left by a seek past the end with zeros.
-            while buffer.len() < at {
-                buffer.push(0, GFP_KERNEL)?;
-            }
-            let overlap = (buffer.len() - at).min(part.len());
-            buffer.as_mut_slice()[at..at + overlap].copy_from_slice(&part[..overlap]);
-            buffer.extend_from_slice(&part[overlap..], GFP_KERNEL)?;
-            done += part.len();
+        // Copy in before taking the lock, and never more than fits: a
+        // huge length cannot make us allocate.
+        let data = reader.read_vec(reader.len().min(CAPACITY - start), GFP_KERNEL)?;
+        let mut buffer = self.buffer.lock();
+        let start = if append { buffer.len() } else { start };
+        if start >= CAPACITY {
+            return Err(ENOSPC);
         }
+        let n = data.len().min(CAPACITY - start);
+        // Allocate first: past this point nothing fails, so an error
+        // leaves the buffer as it was.
+        let grow = (start + n).saturating_sub(buffer.len());
+        buffer.reserve(grow, GFP_KERNEL)?;
+        // Fill a hole left by a seek past the end with zeros.
+        while buffer.len() < start {
+            buffer.push(0, GFP_KERNEL)?;
+        }
+        let overlap = (buffer.len() - start).min(n);
+        buffer.as_mut_slice()[start..start + overlap].copy_from_slice(&data[..overlap]);
+        buffer.extend_from_slice(&data[overlap..n], GFP_KERNEL)?;
+        *pos = (start + n) as u64;
         Ok(n)
     }
     // ANCHOR_END: write
 
     // ANCHOR: seek
-    fn seek(&self, _file: &File, pos: SeekFrom) -> Result<u64> {
-        match pos {
-            SeekFrom::Start(offset) => Ok(offset),
-            // The file position lives in the VFS's `struct file`; without
-            // it, only absolute seeks are offered here.
-            SeekFrom::Current(_) | SeekFrom::End(_) => Err(EINVAL),
-        }
+    fn seek(&self, file: &File, pos: SeekFrom) -> Result<u64> {
+        // What C's `generic_file_llseek_size` does for a file whose data
+        // ends at the buffer's length: any position from 0 to CAPACITY.
+        let end = self.buffer.lock().len() as u64;
+        pos.resolve(file.pos(), end, CAPACITY as u64)
     }
     // ANCHOR_END: seek
 
     // ANCHOR: ioctl
-    fn ioctl(&self, _file: &File, cmd: IoctlCommand) -> Result<i32> {
+    fn ioctl(&self, file: &File, cmd: IoctlCommand) -> Result<i32> {
         match cmd.cmd {
             SCRATCH_CLEAR => {
+                // It changes the data: only through an open for writing.
+                if !file.is_writable() {
+                    return Err(EBADF);
+                }
                 self.buffer.lock().clear();
                 Ok(0)
             }
