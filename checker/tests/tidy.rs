@@ -178,3 +178,164 @@ fn no_unsafe_outside_the_kernel_crate() {
         bad.join("\n")
     );
 }
+
+/// A lab's answer, as the book must not show it before its solution page:
+/// the reference solution's folder when it lies inside the lab folder
+/// (`labs/lab-NN/solution/**`), or else only the solution's copies of the
+/// student files (lab 08's `drivers/semaphore/src/lib.rs`, whose C twin
+/// and other files the chapter may show). Paths are relative to the
+/// repository, normalised.
+struct Answer {
+    /// The chapter of the lab (`lab.toml`'s `chapter`).
+    chapter: String,
+    /// Folders and files under which every file is the answer.
+    paths: Vec<PathBuf>,
+}
+
+/// `path` with `.` and `..` resolved without touching the file system.
+fn normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+fn answers() -> Vec<Answer> {
+    let root = root();
+    let mut answers = Vec::new();
+    for dir in all_labs(&root).expect("labs/ is readable") {
+        let lab = Lab::load(&dir).expect("lab.toml parses");
+        let relative = |p: &Path| normalise(p.strip_prefix(&root).unwrap_or(p));
+        let solution = relative(&lab.solution_dir());
+        let lab_dir = relative(&lab.dir);
+        let paths = if solution.starts_with(&lab_dir) && solution != lab_dir {
+            vec![solution]
+        } else {
+            lab.solution_files()
+                .expect("the solution's files are listed")
+                .iter()
+                .map(|f| normalise(&solution.join(f)))
+                .collect()
+        };
+        answers.push(Answer {
+            chapter: lab.config.chapter.clone(),
+            paths,
+        });
+    }
+    answers
+}
+
+/// The files a book page includes (`{{#include PATH[:anchor]}}`,
+/// `{{#rustdoc_include ...}}`), relative to the repository.
+fn included_files(text: &str) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for directive in ["{{#include", "{{#rustdoc_include"] {
+        for (at, _) in text.match_indices(directive) {
+            let rest = &text[at + directive.len()..];
+            let Some(end) = rest.find("}}") else {
+                continue;
+            };
+            let Some(arg) = rest[..end].split_whitespace().next() else {
+                continue;
+            };
+            let path = arg.split(':').next().unwrap_or(arg);
+            files.push(normalise(&Path::new("book/src").join(path)));
+        }
+    }
+    files
+}
+
+/// What `page` (a file name in `book/src`) includes of a lab's answer
+/// although it is not that lab's solution page, `CHAPTER-solution.md`.
+fn answers_shown(page: &str, text: &str, answers: &[Answer]) -> Vec<String> {
+    let mut shown = Vec::new();
+    for file in included_files(text) {
+        for answer in answers {
+            let solution_page = answer.chapter.replace(".md", "-solution.md");
+            if page != solution_page && answer.paths.iter().any(|p| file.starts_with(p)) {
+                shown.push(format!(
+                    "book/src/{page} includes {}: only {solution_page} may",
+                    file.display()
+                ));
+            }
+        }
+    }
+    shown
+}
+
+/// The answer is not on the chapter's page: a chapter shows the idea and
+/// the API, and the reference solution's code appears only on the lab's
+/// solution page after it (`CHAPTER-solution.md`), which must exist.
+#[test]
+fn chapters_do_not_show_the_answer() {
+    let answers = answers();
+    let book = root().join("book/src");
+    let mut bad = Vec::new();
+    for entry in std::fs::read_dir(&book).expect("book/src is readable") {
+        let path = entry.expect("book/src is readable").path();
+        if path.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        let page = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).expect("a page is readable");
+        bad.extend(answers_shown(&page, &text, &answers));
+    }
+    for answer in &answers {
+        let page = answer.chapter.replace(".md", "-solution.md");
+        if !book.join(&page).is_file() {
+            bad.push(format!(
+                "{}'s lab has no solution page book/src/{page}",
+                answer.chapter
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The check catches the book as it was before the answers moved: each of
+/// these chapters showed its lab's solution (commit 4b012a0). Outside a
+/// git checkout with that commit, the literal case below still runs.
+#[test]
+fn the_answer_check_fails_on_the_old_book() {
+    let answers = answers();
+    let page = "first-module.md";
+    let text = "```rust,ignore\n{{#include ../../labs/lab-01/solution/src/lib.rs:init}}\n```\n";
+    assert!(!answers_shown(page, text, &answers).is_empty());
+    let text = "{{#rustdoc_include ../../drivers/semaphore/src/lib.rs:consume}}";
+    assert!(!answers_shown("semaphore.md", text, &answers).is_empty());
+    assert!(answers_shown("semaphore-solution.md", text, &answers).is_empty());
+    let c_twin = "{{#include ../../drivers/semaphore/rust_semaphore_c.c:consume}}";
+    assert!(answers_shown("semaphore.md", c_twin, &answers).is_empty());
+    let exercise = "{{#include ../../labs/lab-04/src/vec.rs:todo}}";
+    assert!(answers_shown("errors-and-allocation.md", exercise, &answers).is_empty());
+
+    for page in [
+        "first-module.md",
+        "module-parameters.md",
+        "errors-and-allocation.md",
+        "sync-mutex.md",
+        "sync-condvar.md",
+        "semaphore.md",
+    ] {
+        let old = Command::new("git")
+            .args(["show", &format!("4b012a0:book/src/{page}")])
+            .current_dir(root())
+            .output();
+        let Ok(old) = old else { continue };
+        if !old.status.success() {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&old.stdout);
+        assert!(
+            !answers_shown(page, &text, &answers).is_empty(),
+            "the old {page} showed its lab's answer, and the check missed it"
+        );
+    }
+}

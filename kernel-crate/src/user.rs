@@ -55,6 +55,7 @@ impl UserSlice {
         self.len == 0
     }
 
+    // ANCHOR: reader_writer
     /// A reader over the whole range.
     pub fn reader(self) -> UserSliceReader {
         // INVARIANT: inherited from `self`.
@@ -72,6 +73,7 @@ impl UserSlice {
             len: self.len,
         }
     }
+    // ANCHOR_END: reader_writer
 }
 
 /// Reads user memory from the front of a [`UserSlice`].
@@ -149,12 +151,14 @@ impl UserSliceReader {
     }
     // ANCHOR_END: read_vec
 
+    // ANCHOR: read_bytes
     /// Reads a plain value of `N` bytes, such as an ioctl argument.
     pub fn read_bytes<const N: usize>(&mut self) -> Result<[u8; N]> {
         let mut out = [0u8; N];
         self.read_slice(&mut out)?;
         Ok(out)
     }
+    // ANCHOR_END: read_bytes
 }
 
 /// Writes user memory at the front of a [`UserSlice`].

@@ -82,6 +82,7 @@ impl<T> RawBuf<T> {
         self.len == self.cap
     }
 
+    // ANCHOR: grow_to
     /// Makes room for `capacity` values in total, moving the values to a
     /// larger block if needed (`krealloc`). Asking for no more than the
     /// current capacity does nothing. On failure the buffer is unchanged.
@@ -102,6 +103,7 @@ impl<T> RawBuf<T> {
         self.cap = capacity;
         Ok(())
     }
+    // ANCHOR_END: grow_to
 
     /// Sets the next slot to `value`, or hands `value` back if the buffer is
     /// full.
@@ -128,7 +130,9 @@ impl<T> RawBuf<T> {
         Some(unsafe { self.ptr.as_ptr().add(self.len).read() })
     }
 
-    /// Drops every value, last set first; the capacity stays.
+    // ANCHOR: clear
+    /// Drops every value, first to last (the order of `drop_in_place` on a
+    /// slice, as for a `Vec`); the capacity stays.
     pub fn clear(&mut self) {
         let set = ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.len);
         // INVARIANT: the values are no longer counted as set before they are
@@ -138,6 +142,7 @@ impl<T> RawBuf<T> {
         // buffer; they are dropped once, here.
         unsafe { ptr::drop_in_place(set) };
     }
+    // ANCHOR_END: clear
 
     /// The values that are set.
     pub fn as_slice(&self) -> &[T] {
