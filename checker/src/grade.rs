@@ -202,6 +202,15 @@ pub fn grade_host(
 /// through `expect-test`.
 pub fn grade_steps(lab: &Lab, t: &Transcript, timed_out: bool, update: bool) -> Vec<StepGrade> {
     let modules = &lab.config.modules;
+    let guest_count = lab
+        .config
+        .steps
+        .iter()
+        .filter(|s| s.guest().is_some())
+        .count();
+    let differential: Vec<usize> = (0..lab.config.steps.len())
+        .filter(|&i| lab.config.steps[i].differential)
+        .collect();
     lab.config
         .steps
         .iter()
@@ -213,6 +222,19 @@ pub fn grade_steps(lab: &Lab, t: &Transcript, timed_out: bool, update: bool) -> 
             let expected_path = lab.expected_path(i);
             let record = t.step(guest);
             let time = record.and_then(|r| r.duration());
+            let command = lab.shown_command(i);
+            // A differential step's reference run: after the guest steps.
+            let reference = differential
+                .iter()
+                .position(|&d| d == i)
+                .map(|k| t.step(guest_count + k));
+            let expected_path = match (&reference, &lab.config.inputs) {
+                (Some(_), Some(inputs)) => {
+                    PathBuf::from(format!("(the reference solution, seed {})", inputs.seed))
+                }
+                (Some(_), None) => PathBuf::from("(the reference solution)"),
+                (None, _) => expected_path,
+            };
             let (actual, verdict) = match record {
                 None => (None, Verdict::Fail(Failure::NotRun)),
                 Some(r) => match r.status {
@@ -220,13 +242,18 @@ pub fn grade_steps(lab: &Lab, t: &Transcript, timed_out: bool, update: bool) -> 
                     None => (None, Verdict::Fail(Failure::GuestStopped)),
                     Some(status) => {
                         let actual = snapshot::render(
-                            lab_step.command(),
+                            &command,
                             status,
                             r.output.as_deref().unwrap_or(""),
                             r.kmsg.as_deref().unwrap_or(""),
                             modules,
                         );
-                        let verdict = compare(&expected_path, &actual, update);
+                        let verdict = match reference {
+                            None => compare(&expected_path, &actual, update),
+                            Some(reference) => {
+                                compare_reference(&command, reference, &actual, modules)
+                            }
+                        };
                         (Some(actual), verdict)
                     }
                 },
@@ -244,6 +271,38 @@ pub fn grade_steps(lab: &Lab, t: &Transcript, timed_out: bool, update: bool) -> 
             }
         })
         .collect()
+}
+
+/// The verdict of a differential step: its snapshot `actual` must be the
+/// reference solution's, rendered the same way (the reference module's
+/// path, which an error message may name, read as the student's).
+fn compare_reference(
+    command: &str,
+    reference: Option<&crate::results::StepRecord>,
+    actual: &str,
+    modules: &[String],
+) -> Verdict {
+    let ref_dir = format!("{}/", crate::lab::REF_DIR);
+    let expected = match reference.and_then(|r| Some((r, r.status?))) {
+        // Not a reference to compare with: the step itself must be wrong.
+        Some((_, status)) if status != 0 => format!(
+            "(the reference solution's run of this step failed, status {status}: the lab's \
+             step must succeed with the reference solution)\n"
+        ),
+        Some((r, status)) => snapshot::render(
+            command,
+            status,
+            &r.output.as_deref().unwrap_or("").replace(&ref_dir, "/lab/"),
+            &r.kmsg.as_deref().unwrap_or("").replace(&ref_dir, "/lab/"),
+            modules,
+        ),
+        None => "(the reference solution's run of this step did not finish)\n".into(),
+    };
+    if expected == actual {
+        Verdict::Pass
+    } else {
+        Verdict::Fail(Failure::Mismatch { expected })
+    }
 }
 
 fn compare(path: &Path, actual: &str, update: bool) -> Verdict {
@@ -406,6 +465,59 @@ mod tests {
             diff("a\n", "b\n", true),
             "\x1b[31m-a\x1b[0m\n\x1b[32m+b\x1b[0m\n"
         );
+    }
+
+    #[test]
+    fn differential_steps_compare_with_the_reference_run() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("lab.toml"),
+            "title='t'\nchapter='c.md'\nmodules=['hello']\n[random]\nn = { int = [1, 3] }\n\
+             [[step]]\nname='same'\nrun='insmod {ko} n={n}'\ndifferential=true\n\
+             [[step]]\nname='other'\nrun='insmod {ko} n={n}'\ndifferential=true\n\
+             [[step]]\nname='ref-failed'\nrun='insmod {ko}'\ndifferential=true\n",
+        )
+        .unwrap();
+        let lab = Lab::load(dir.path()).unwrap().with_inputs(9);
+        let token = "0123456789abcdef";
+        let step = |n: usize, out: &str, log: &str, status: i32| {
+            format!(
+                "{token} start {n} 1.0\n{token} begin {n}\n{out}\n{token} kmsg {n}\n{log}{token} end {n} {status} 1.5\n"
+            )
+        };
+        let text = [
+            step(1, "", "[ 1.1] hello: n=2\n", 0),
+            step(2, "", "[ 1.1] hello: n=7\n", 0),
+            step(
+                3,
+                "insmod: can't insert '/lab/hello.ko': File exists\n",
+                "",
+                1,
+            ),
+            // The reference runs: the path of its module reads as the student's.
+            step(4, "", "[ 2.1] hello: n=2\n", 0),
+            step(5, "", "[ 2.1] hello: n=2\n", 0),
+            step(
+                6,
+                "insmod: can't insert '/lab/ref/hello.ko': File exists\n",
+                "",
+                1,
+            ),
+        ]
+        .concat();
+        let t = crate::results::parse(token, &text);
+        let grades = grade_steps(&lab, &t, false, true);
+        let shown: Vec<String> = grades
+            .iter()
+            .map(|g| format!("{} {} {:?}", g.name, g.expected_path.display(), g.verdict))
+            .collect();
+        expect![[r#"
+            same (the reference solution, seed 9) Pass
+            other (the reference solution, seed 9) Pass
+            ref-failed (the reference solution, seed 9) Fail(Mismatch { expected: "(the reference solution's run of this step failed, status 1: the lab's step must succeed with the reference solution)\n" })"#]]
+        .assert_eq(&shown.join("\n"));
+        // UPDATE_EXPECT writes no snapshot for them.
+        assert!(!dir.path().join("expected").exists());
     }
 
     #[test]

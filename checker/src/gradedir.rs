@@ -523,6 +523,56 @@ pub struct GradeArgs {
     /// Where the reports and logs go (default: target/checker/grade).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Draw every run's differential inputs from this seed (each student's
+    /// and lab's is derived from it; default: a new one). results.json
+    /// records each run's seed (`checker lab --seed` reproduces it).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// The instructor's hidden steps: COURSE_DIR/<lab>/lab.toml (extra
+    /// `[[step]]`s) and COURSE_DIR/<lab>/expected/, never in a workspace.
+    #[arg(long, value_name = "COURSE_DIR")]
+    pub extra: Option<PathBuf>,
+}
+
+/// Adds `--seed` (derived from `base`, the student and the lab) and
+/// `--extra` to each child run; returns the seeds given.
+pub fn seed_and_extra(
+    jobs: &mut [Job],
+    base: u64,
+    extra: Option<&Path>,
+) -> Vec<(String, String, u64)> {
+    let mut seeds = Vec::new();
+    for job in jobs {
+        let seed = crate::inputs::derive_seed(base, &job.student, &job.lab);
+        job.args.push("--seed".into());
+        job.args.push(seed.to_string().into());
+        if let Some(extra) = extra {
+            job.args.push("--extra".into());
+            job.args.push(extra.into());
+        }
+        seeds.push((job.student.clone(), job.lab.clone(), seed));
+    }
+    seeds
+}
+
+/// `results.json` with each entry's `seed`, for the labs that draw inputs
+/// (`seeds`: student, lab, seed).
+pub fn seeds_json(json: &str, seeds: &[(String, String, u64)]) -> Result<String> {
+    let mut doc: serde_json::Value = serde_json::from_str(json).context("invalid results.json")?;
+    if let Some(entries) = doc.get_mut("entries").and_then(|e| e.as_array_mut()) {
+        for entry in entries {
+            let student = entry["student"].as_str().unwrap_or_default();
+            let lab = entry["result"]["lab"].as_str().unwrap_or_default();
+            let seed = seeds
+                .iter()
+                .find(|(s, l, _)| s == student && l == lab)
+                .map(|(_, _, seed)| *seed);
+            if let (Some(seed), Some(obj)) = (seed, entry.as_object_mut()) {
+                obj.insert("seed".into(), serde_json::json!(seed));
+            }
+        }
+    }
+    Ok(serde_json::to_string_pretty(&doc)? + "\n")
 }
 
 /// `checker grade DIR`.
@@ -551,6 +601,19 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
         );
     }
     let flags = jobs::child_flags(false, args.guest);
+    let base_seed = args.seed.unwrap_or_else(crate::inputs::os_seed);
+    let extra = match &args.extra {
+        Some(dir) if !dir.is_dir() => bail!("--extra {}: no such folder", dir.display()),
+        Some(dir) => Some(dir.canonicalize()?),
+        None => None,
+    };
+    let labs = course_labs(&root)?;
+    // An instructor's mistake in the extra steps shows before any build.
+    if let Some(extra) = &extra {
+        for lab in labs.values() {
+            lab.clone().add_extra(extra)?;
+        }
+    }
     let mut all = Vec::new();
     let mut entries_err = Vec::new();
     let mut notes = Vec::new();
@@ -581,6 +644,10 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
             }
         }
     }
+    let mut seeds = seed_and_extra(&mut all, base_seed, extra.as_deref());
+    // Only the labs that draw inputs have a seed to report.
+    seeds.retain(|(_, lab, _)| labs.get(lab).is_some_and(Lab::has_differential));
+    println!("inputs: seed {base_seed} (checker grade --seed {base_seed} draws them again)");
     let parallel = args.jobs.unwrap_or_else(jobs::default_jobs);
     let mut entries = jobs::run_and_report(&all, parallel, &out)?;
     if !entries_err.is_empty() {
@@ -589,6 +656,11 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
         println!("(the reports also list the submissions that could not be prepared)");
     }
     add_notes(&out, &notes)?;
+    let json = out.join("results.json");
+    if let Ok(text) = fs::read_to_string(&json) {
+        fs::write(&json, seeds_json(&text, &seeds)?)
+            .with_context(|| format!("cannot write {}", json.display()))?;
+    }
     Ok(entries.iter().all(|e| e.result.passed()))
 }
 
@@ -981,6 +1053,65 @@ mod tests {
             }
         "#]]
         .assert_eq(&notes_json(json, &notes).unwrap());
+    }
+
+    #[test]
+    fn seeds_and_extra_reach_the_child_runs_and_the_report() {
+        let job = |student: &str, lab: &str| Job {
+            student: student.into(),
+            lab: lab.into(),
+            args: vec![lab.into()],
+            cwd: PathBuf::from("/w"),
+            log: PathBuf::from("/l"),
+            result: PathBuf::from("/r"),
+            env: Vec::new(),
+        };
+        let mut jobs = vec![job("alice", "lab-03"), job("bob", "lab-03")];
+        let seeds = seed_and_extra(&mut jobs, 7, Some(Path::new("/course")));
+        assert_ne!(seeds[0].2, seeds[1].2);
+        let args: Vec<String> = jobs[0]
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "lab-03",
+                "--seed",
+                &seeds[0].2.to_string(),
+                "--extra",
+                "/course"
+            ]
+        );
+        // The same base seed gives every student the same seed again.
+        let mut again = vec![job("alice", "lab-03")];
+        assert_eq!(seed_and_extra(&mut again, 7, None)[0], seeds[0]);
+        let json = r#"{"entries": [
+            {"student": "alice", "result": {"lab": "lab-03"}},
+            {"student": "alice", "result": {"lab": "lab-01"}}
+        ]}"#;
+        let out = seeds_json(json, &[("alice".into(), "lab-03".into(), 42)]).unwrap();
+        expect_test::expect![[r#"
+            {
+              "entries": [
+                {
+                  "result": {
+                    "lab": "lab-03"
+                  },
+                  "seed": 42,
+                  "student": "alice"
+                },
+                {
+                  "result": {
+                    "lab": "lab-01"
+                  },
+                  "student": "alice"
+                }
+              ]
+            }
+        "#]]
+        .assert_eq(&out);
     }
 
     #[test]

@@ -102,8 +102,12 @@
 
 use std::path::{Path, PathBuf};
 
+use std::collections::BTreeMap;
+
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
+
+use crate::inputs::{Inputs, RandomSpec};
 
 /// Default time limit of a guest run, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
@@ -143,6 +147,19 @@ pub struct LabConfig {
     /// Time limit of the whole guest run, in seconds.
     #[serde(default)]
     pub timeout: Option<u64>,
+    /// `[random]`: values drawn per run for `differential` steps (see
+    /// [`crate::inputs`]).
+    #[serde(default)]
+    pub random: BTreeMap<String, RandomSpec>,
+    /// Not a `lab.toml` key: this run's values of `random` (set by
+    /// [`Lab::with_inputs`]).
+    #[serde(skip)]
+    pub inputs: Option<Inputs>,
+    /// Not a `lab.toml` key: the steps from this index on are an
+    /// instructor's extra steps (`--extra`), whose snapshots are in this
+    /// folder (see [`Lab::add_extra`]).
+    #[serde(skip)]
+    pub extra: Option<(usize, PathBuf)>,
     /// The steps, in order: host steps first.
     #[serde(rename = "step")]
     pub steps: Vec<LabStep>,
@@ -166,6 +183,9 @@ pub struct LabStep {
     /// `kernel = "debug"` or `failslab`: the step runs only on the debug
     /// kernel (see [`DebugStep`]).
     pub debug: Option<DebugStep>,
+    /// `differential = true`: graded against the reference solution's run
+    /// of the same command in the same boot, not a snapshot file.
+    pub differential: bool,
 }
 
 /// A step that only the debug kernel runs (`checker lab --kernel debug`,
@@ -181,7 +201,8 @@ pub struct LabStep {
 ///
 /// Debian's kernel has no failslab, KASAN or kmemleak: there, these steps
 /// are left out of the run (and of the score). They come after every other
-/// step, so the snapshot numbers of the others do not depend on the kernel.
+/// step (differential steps excepted: they have no snapshot file), so the
+/// snapshot numbers of the others do not depend on the kernel.
 ///
 /// With `failslab`, `run` must be `insmod /lab/NAME.ko [PARAMS]`. The
 /// checker's guest tool `failnth` (`vm/failnth.c`) loads the module once
@@ -321,6 +342,7 @@ struct RawStep {
     hint: Option<String>,
     kernel: Option<String>,
     failslab: Option<Failslab>,
+    differential: Option<bool>,
 }
 
 impl TryFrom<RawStep> for LabStep {
@@ -379,6 +401,12 @@ impl TryFrom<RawStep> for LabStep {
                 ))
             }
         };
+        let differential = raw.differential.unwrap_or(false);
+        if differential && (!matches!(kind, StepKind::Guest(_)) || debug.is_some()) {
+            return Err(format!(
+                "step {name:?}: `differential` is for guest (`run`) steps on every kernel"
+            ));
+        }
         Ok(LabStep {
             name,
             kind,
@@ -386,6 +414,7 @@ impl TryFrom<RawStep> for LabStep {
             depends: raw.depends,
             hint: raw.hint,
             debug,
+            differential,
         })
     }
 }
@@ -593,13 +622,96 @@ impl Lab {
             .count()
     }
 
-    /// The guest steps, in order: the guest numbers them from 0.
+    /// The guest steps, in order: the guest numbers them from 0. After
+    /// them come the reference solution's runs of the differential steps,
+    /// in order (`NAME-ref`, with `{ko}` the reference module): the guest
+    /// runs them last, so the student's steps run as they would without.
     pub fn guest_steps(&self) -> Vec<Step> {
-        self.config
+        let inputs = self.config.inputs.as_ref();
+        let ko = |dir: &str| format!("{dir}/{}.ko", self.config.modules[0]);
+        // Both runs of a differential step start with none of the lab's
+        // modules loaded (what an earlier step left is unloaded, and what
+        // that printed is not part of the step).
+        let clean = format!(
+            "{{ rmmod {}; dmesg -c; }} >/dev/null 2>&1; ",
+            self.config.modules.join(" ")
+        );
+        let mut steps: Vec<Step> = self
+            .config
             .steps
             .iter()
-            .filter_map(LabStep::guest)
-            .collect()
+            .filter_map(|s| {
+                let mut g = s.guest()?;
+                g.run = crate::inputs::expand(&g.run, inputs, &ko("/lab"));
+                if s.differential {
+                    g.run = format!("{clean}{}", g.run);
+                }
+                Some(g)
+            })
+            .collect();
+        for s in self.config.steps.iter().filter(|s| s.differential) {
+            steps.push(Step {
+                name: format!("{}-ref", s.name),
+                run: clean.clone() + &crate::inputs::expand(s.command(), inputs, &ko(REF_DIR)),
+            });
+        }
+        steps
+    }
+
+    /// Whether the lab has differential steps (and so needs the reference
+    /// solution's modules in the guest, under [`REF_DIR`]).
+    pub fn has_differential(&self) -> bool {
+        self.config.steps.iter().any(|s| s.differential)
+    }
+
+    /// The lab with this run's `[random]` values drawn from `seed`.
+    pub fn with_inputs(&self, seed: u64) -> Lab {
+        let mut lab = self.clone();
+        lab.config.inputs = Some(Inputs::draw(&self.config.random, seed));
+        lab
+    }
+
+    /// The command of step `index` as its snapshot records it: the
+    /// `[random]` values filled in, `{ko}` left as it is (the student's
+    /// and the reference's runs record the same command).
+    pub fn shown_command(&self, index: usize) -> String {
+        let step = &self.config.steps[index];
+        crate::inputs::expand(step.command(), self.config.inputs.as_ref(), "{ko}")
+    }
+
+    /// Appends the extra steps of `<extra>/<lab>/lab.toml`, if there is
+    /// one, an instructor's hidden steps (`checker grade --extra`): only
+    /// `[[step]]` tables; their snapshots are in `<extra>/<lab>/expected/`,
+    /// numbered after the lab's own steps. Returns how many were added.
+    pub fn add_extra(&mut self, extra: &Path) -> Result<usize> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Extra {
+            #[serde(rename = "step", default)]
+            steps: Vec<LabStep>,
+        }
+        let dir = extra.join(&self.name);
+        let file = dir.join("lab.toml");
+        if !file.is_file() {
+            return Ok(0);
+        }
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        let parsed: Extra =
+            toml::from_str(&text).with_context(|| format!("invalid {}", file.display()))?;
+        let first = self.config.steps.len();
+        let n = parsed.steps.len();
+        let mut config = self.config.clone();
+        config.steps.extend(parsed.steps);
+        validate(&config).with_context(|| {
+            format!(
+                "invalid {} (its steps are numbered after the lab's {first})",
+                file.display()
+            )
+        })?;
+        config.extra = Some((first, dir.join("expected")));
+        self.config = config;
+        Ok(n)
     }
 
     /// Whether a guest step has a `failslab` table (the guest then needs
@@ -628,13 +740,18 @@ impl Lab {
     /// The expected snapshot of step `index` (0-based): in the lab
     /// folder's `expected/`, or in `expected_dir` when set.
     pub fn expected_path(&self, index: usize) -> PathBuf {
-        let dir = match &self.config.expected_dir {
-            Some(dir) => dir.clone(),
-            None => self.dir.join("expected"),
+        let dir = match (&self.config.extra, &self.config.expected_dir) {
+            (Some((first, dir)), _) if index >= *first => dir.clone(),
+            (_, Some(dir)) => dir.clone(),
+            (_, None) => self.dir.join("expected"),
         };
         dir.join(self.config.steps[index].expected_file_name(index))
     }
 }
+
+/// Where the guest finds the reference solution's modules of a lab with
+/// differential steps.
+pub const REF_DIR: &str = "/lab/ref";
 
 /// `lab.toml line N: ` for the first line of `text` holding `needle`, or
 /// nothing when no line does.
@@ -818,7 +935,8 @@ fn validate(c: &LabConfig) -> Result<()> {
         if c.steps[..i].iter().any(|earlier| earlier.name == s.name) {
             bail!("step {} ({}): two steps have this name", i + 1, s.name);
         }
-        if s.debug.is_none() && c.steps[..i].iter().any(|e| e.debug.is_some()) {
+        // A differential step has no snapshot file whose number could move.
+        if s.debug.is_none() && !s.differential && c.steps[..i].iter().any(|e| e.debug.is_some()) {
             bail!(
                 "step {} ({}): steps for the debug kernel (`kernel`, `failslab`) must come \
                  after every other step",
@@ -826,6 +944,8 @@ fn validate(c: &LabConfig) -> Result<()> {
                 s.name
             );
         }
+        check_placeholders(c, s)
+            .map_err(|e| anyhow::anyhow!("step {} ({}): {e}", i + 1, s.name))?;
         let after_guest = c.steps[..i].iter().any(|s| s.guest().is_some());
         if after_guest && s.guest().is_none() {
             bail!(
@@ -838,11 +958,58 @@ fn validate(c: &LabConfig) -> Result<()> {
     if c.steps.iter().all(|s| s.guest().is_none()) {
         bail!("a lab needs at least one guest step (`run`)");
     }
+    for (name, spec) in &c.random {
+        if !name.starts_with(|ch: char| ch.is_ascii_lowercase())
+            || !name
+                .chars()
+                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
+            || name == "ko"
+        {
+            bail!("[random] {name:?}: a name is [a-z][a-z0-9_]*, and not `ko`");
+        }
+        spec.check()
+            .map_err(|e| anyhow::anyhow!("[random] {name}: {e}"))?;
+    }
     if c.smp == Some(0) {
         bail!("`smp` must be at least 1");
     }
     if c.timeout == Some(0) {
         bail!("`timeout` must be at least 1 second");
+    }
+    Ok(())
+}
+
+/// The `{name}` placeholders of a step: only a differential step has
+/// them, and each names a `[random]` value or `ko`.
+fn check_placeholders(c: &LabConfig, s: &LabStep) -> std::result::Result<(), String> {
+    let StepKind::Guest(run) = &s.kind else {
+        return Ok(());
+    };
+    let names: Vec<&str> = crate::inputs::placeholders(run)
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect();
+    if s.differential && !names.contains(&"ko") {
+        return Err(
+            "a differential step loads its module as `{ko}`: the student's, then the \
+                    reference solution's"
+                .into(),
+        );
+    }
+    for name in names {
+        let known = name == "ko" || c.random.contains_key(name);
+        if !s.differential {
+            if known {
+                return Err(format!(
+                    "`{{{name}}}` is for differential steps (`differential = true`): the \
+                     snapshot of any other step is fixed"
+                ));
+            }
+        } else if !known {
+            return Err(format!(
+                "`{{{name}}}` is neither `{{ko}}` nor a value of [random]"
+            ));
+        }
     }
     Ok(())
 }
@@ -1263,6 +1430,9 @@ run = "rmmod hello"
                     timeout: Some(
                         30,
                     ),
+                    random: {},
+                    inputs: None,
+                    extra: None,
                     steps: [
                         LabStep {
                             name: "load",
@@ -1273,6 +1443,7 @@ run = "rmmod hello"
                             depends: None,
                             hint: None,
                             debug: None,
+                            differential: false,
                         },
                         LabStep {
                             name: "unload",
@@ -1283,6 +1454,7 @@ run = "rmmod hello"
                             depends: None,
                             hint: None,
                             debug: None,
+                            differential: false,
                         },
                     ],
                 }"#]],
@@ -1326,6 +1498,7 @@ run = "insmod /lab/m.ko"
                     depends: None,
                     hint: None,
                     debug: None,
+                    differential: false,
                 },
                 LabStep {
                     name: "lint",
@@ -1337,6 +1510,7 @@ run = "insmod /lab/m.ko"
                     depends: None,
                     hint: None,
                     debug: None,
+                    differential: false,
                 },
                 LabStep {
                     name: "load",
@@ -1347,6 +1521,7 @@ run = "insmod /lab/m.ko"
                     depends: None,
                     hint: None,
                     debug: None,
+                    differential: false,
                 },
             ]"#]]
         .assert_eq(&format!("{:#?}", c.steps));
@@ -1731,7 +1906,7 @@ run = "insmod /lab/m.ko"
                   |
                 4 | memory=1
                   | ^^^^^^
-                unknown field `memory`, expected one of `title`, `chapter`, `modules`, `programs`, `student`, `solution_dir`, `allow`, `smp`, `timeout`, `step`
+                unknown field `memory`, expected one of `title`, `chapter`, `modules`, `programs`, `student`, `solution_dir`, `allow`, `smp`, `timeout`, `random`, `step`
             "#]],
         );
     }
@@ -1745,7 +1920,7 @@ run = "insmod /lab/m.ko"
                   |
                 7 | expect='x'
                   | ^^^^^^
-                unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `points`, `depends`, `hint`, `kernel`, `failslab`
+                unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `points`, `depends`, `hint`, `kernel`, `failslab`, `differential`
             "#]],
         );
     }
@@ -1772,6 +1947,134 @@ run = "insmod /lab/m.ko"
                 missing field `step`
             "#]],
         );
+    }
+
+    const DIFF_LAB: &str = "title='t'\nchapter='c.md'\nmodules=['m', 'twin']\n\
+        [random]\nn = { int = [1, 9] }\nb = { hex = 2 }\n\
+        [[step]]\nname='load'\nrun='insmod /lab/m.ko; echo ${HOME} { true; }'\n\
+        [[step]]\nname='random'\nrun='insmod {ko} n={n} b={b} && rmmod m'\ndifferential=true\n\
+        [[step]]\nname='unload'\nrun='rmmod m'\n";
+
+    #[test]
+    fn differential_steps_run_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let lab = Lab {
+            name: "lab-00".into(),
+            dir: dir.path().to_path_buf(),
+            config: parse(DIFF_LAB).unwrap(),
+        };
+        assert!(lab.has_differential());
+        let lab = lab.with_inputs(5);
+        let steps: Vec<String> = lab
+            .guest_steps()
+            .iter()
+            .map(|s| format!("{}: {}", s.name, s.run))
+            .collect();
+        expect![[r#"
+            load: insmod /lab/m.ko; echo ${HOME} { true; }
+            random: { rmmod m twin; dmesg -c; } >/dev/null 2>&1; insmod /lab/m.ko n=9 b=5af8 && rmmod m
+            unload: rmmod m
+            random-ref: { rmmod m twin; dmesg -c; } >/dev/null 2>&1; insmod /lab/ref/m.ko n=9 b=5af8 && rmmod m"#]]
+        .assert_eq(&steps.join("\n"));
+        expect!["insmod {ko} n=9 b=5af8 && rmmod m"].assert_eq(&lab.shown_command(1));
+        assert_eq!(
+            lab.shown_command(0),
+            "insmod /lab/m.ko; echo ${HOME} { true; }"
+        );
+    }
+
+    #[test]
+    fn invalid_differential_steps() {
+        let lab = |random: &str, step: &str| {
+            format!("title='t'\nchapter='c.md'\nmodules=['m']\n[random]\n{random}\n[[step]]\nname='a'\n{step}\n")
+        };
+        check(
+            &lab("n = { int = [1, 2] }", "run='insmod /lab/m.ko n={n}'"),
+            expect!["error: step 1 (a): `{n}` is for differential steps (`differential = true`): the snapshot of any other step is fixed"],
+        );
+        check(
+            &lab(
+                "n = { int = [1, 2] }",
+                "run='insmod {ko} n={m}'\ndifferential=true",
+            ),
+            expect!["error: step 1 (a): `{m}` is neither `{ko}` nor a value of [random]"],
+        );
+        check(
+            &lab("n = { int = [1, 2] }", "run='insmod /lab/m.ko n={n}'\ndifferential=true"),
+            expect!["error: step 1 (a): a differential step loads its module as `{ko}`: the student's, then the reference solution's"],
+        );
+        check(
+            &lab("n = { int = [3, 2] }", "run='true'"),
+            expect!["error: [random] n: int = [3, 2]: empty range"],
+        );
+        check(
+            &lab("ko = { hex = 2 }", "run='true'"),
+            expect![[r#"error: [random] "ko": a name is [a-z][a-z0-9_]*, and not `ko`"#]],
+        );
+        check(
+            &lab("n = { float = 2 }", "run='true'"),
+            expect![[r#"
+                error: TOML parse error at line 5, column 7
+                  |
+                5 | n = { float = 2 }
+                  |       ^^^^^
+                unknown variant `float`, expected one of `int`, `hex`, `alpha`
+            "#]],
+        );
+        check(
+            &lab("", "host='true'\ndifferential=true"),
+            expect![[r#"
+                error: TOML parse error at line 6, column 1
+                  |
+                6 | [[step]]
+                  | ^^^^^^^^
+                step "a": `differential` is for guest (`run`) steps on every kernel
+            "#]],
+        );
+    }
+
+    #[test]
+    fn extra_steps_from_a_course_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let lab_dir = dir.path().join("lab-00");
+        std::fs::create_dir(&lab_dir).unwrap();
+        std::fs::write(lab_dir.join("lab.toml"), DIFF_LAB).unwrap();
+        let mut lab = Lab::load(&lab_dir).unwrap();
+        let extra = dir.path().join("course");
+        // No folder for the lab: nothing to add.
+        assert_eq!(lab.add_extra(&extra).unwrap(), 0);
+        std::fs::create_dir_all(extra.join("lab-00/expected")).unwrap();
+        std::fs::write(
+            extra.join("lab-00/lab.toml"),
+            "[[step]]\nname='hidden'\nrun='insmod /lab/m.ko && rmmod m'\ndepends='load'\n",
+        )
+        .unwrap();
+        assert_eq!(lab.add_extra(&extra).unwrap(), 1);
+        assert_eq!(lab.config.steps.len(), 4);
+        assert_eq!(
+            lab.expected_path(3),
+            extra.join("lab-00/expected/04-hidden.txt")
+        );
+        assert_eq!(lab.expected_path(2), lab_dir.join("expected/03-unload.txt"));
+        // The extra steps are checked as the lab's are: names, `depends`.
+        std::fs::write(
+            extra.join("lab-00/lab.toml"),
+            "[[step]]\nname='unload'\nrun='true'\n",
+        )
+        .unwrap();
+        let mut again = Lab::load(&lab_dir).unwrap();
+        let err = format!("{:#}", again.add_extra(&extra).unwrap_err());
+        assert!(
+            err.contains("its steps are numbered after the lab's 3"),
+            "{err}"
+        );
+        assert!(
+            err.contains("step 4 (unload): two steps have this name"),
+            "{err}"
+        );
+        std::fs::write(extra.join("lab-00/lab.toml"), "title='x'\n").unwrap();
+        let err = format!("{:#}", again.add_extra(&extra).unwrap_err());
+        assert!(err.contains("unknown field `title`"), "{err}");
     }
 
     #[test]

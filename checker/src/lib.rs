@@ -16,6 +16,7 @@
 //!   panic path.
 //! - [`guesttools`]: the checker's own programs in the guest (`failnth`).
 //! - [`policy`]: what a student file may hold, checked before the build.
+//! - [`inputs`]: randomised inputs of differential steps (`[random]`).
 #![forbid(unsafe_code)]
 
 pub mod accel;
@@ -31,6 +32,7 @@ pub mod grade;
 pub mod gradedir;
 pub mod gradescope;
 pub mod guesttools;
+pub mod inputs;
 pub mod jobs;
 pub mod lab;
 pub mod newdriver;

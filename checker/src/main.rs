@@ -66,6 +66,14 @@ enum Cmd {
         /// kmemleak, failslab; see `make vm-debug`).
         #[arg(long, value_enum, default_value_t)]
         kernel: checker::debugkernel::KernelChoice,
+        /// Draw the differential steps' inputs from this seed (the report
+        /// names the seed of every run; default: a new one).
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+        /// Add the instructor's extra steps of COURSE_DIR/<lab>/lab.toml,
+        /// with their snapshots in COURSE_DIR/<lab>/expected/.
+        #[arg(long, value_name = "COURSE_DIR")]
+        extra: Option<PathBuf>,
     },
     /// Build the debug guest kernel (`make vm-debug`), or say where the
     /// cached one is.
@@ -165,6 +173,8 @@ fn real_main(cli: Cli) -> Result<bool> {
             root,
             expected_dir,
             kernel,
+            seed,
+            extra,
         } => {
             vm::install_interrupt_handler()?;
             let root = match root {
@@ -218,6 +228,13 @@ fn real_main(cli: Cli) -> Result<bool> {
             let mut lab = Lab::load(&dir)?;
             lab.name = name;
             lab.config.expected_dir = expected_dir;
+            if let Some(extra) = &extra {
+                let n = lab.add_extra(extra)?;
+                println!(
+                    "--extra: {n} extra steps from {}",
+                    extra.join(&lab.name).join("lab.toml").display()
+                );
+            }
             if let Some(k) = step {
                 let n = lab.config.steps.len();
                 if k == 0 || k > n {
@@ -240,7 +257,8 @@ fn real_main(cli: Cli) -> Result<bool> {
                 (choice, Ok(r)) => checker::debugkernel::toolchain_for(choice, tc, r)?,
                 (_, Err(e)) => anyhow::bail!("--kernel debug needs the workspace: {e}"),
             };
-            let opts = guest.lab_options(solution, keep)?;
+            let mut opts = guest.lab_options(solution, keep)?;
+            opts.seed = seed;
             let report = run::run_lab(root.as_deref().ok(), &lab, &tc, &opts)?;
             if let Some(path) = result_json {
                 checker::report::LabResult::from_report(&report).write(&path)?;

@@ -32,6 +32,8 @@ pub struct LabOptions {
     pub accel: AccelChoice,
     /// Keep the guest's temporary folder.
     pub keep: bool,
+    /// The seed of the `[random]` inputs (`--seed`; default: from the OS).
+    pub seed: Option<u64>,
 }
 
 /// The flags of every command that boots guests: `--timeout` and `--accel`.
@@ -53,6 +55,7 @@ impl GuestArgs {
             timeout: self.timeout,
             accel: accel_choice(self.accel)?,
             keep,
+            seed: None,
         })
     }
 }
@@ -91,6 +94,9 @@ pub struct LabReport {
     pub wall: Duration,
     /// The guest's whole console (`ttyS0`), kept next to the build log.
     pub console_log: Option<PathBuf>,
+    /// The seed of the run's `[random]` inputs, when the lab has
+    /// differential steps (`--seed` reproduces the run).
+    pub seed: Option<u64>,
 }
 
 impl LabReport {
@@ -325,6 +331,22 @@ pub fn run_lab(
         }
     }
 
+    // Differential steps: this run's inputs, from --seed or the OS.
+    let seed = lab
+        .has_differential()
+        .then(|| opts.seed.unwrap_or_else(crate::inputs::os_seed));
+    let lab = &match seed {
+        Some(seed) => lab.with_inputs(seed),
+        None => lab.clone(),
+    };
+    if let Some(inputs) = &lab.config.inputs {
+        println!(
+            "inputs: {} (reproduce: --seed {})",
+            inputs.describe(),
+            inputs.seed
+        );
+    }
+
     let work = work_dir(root, lab, opts.solution);
     // Before anything of the student's is compiled or run: the rules for
     // student files (see crate::policy).
@@ -340,16 +362,38 @@ pub fn run_lab(
             boot_time: None,
             wall: started.elapsed(),
             console_log: None,
+            seed,
         };
         print_report(&report, color);
         return Ok(report);
     }
     let mut host_steps = run_host_steps(root.unwrap_or(&lab.dir), lab, tc, opts.solution, &work)?;
 
+    // The reference solution's modules for the differential steps, built
+    // first so that the student's build is what stays in the lab folder.
+    let ref_dir = work.join("ref");
+    if lab.has_differential() && !opts.solution {
+        print!("build the reference solution ...");
+        flush();
+        let log = work.join("ref-build.log");
+        let built = build(lab, tc, true, &log)?;
+        if !built.ok {
+            println!(" FAILED");
+            anyhow::bail!(
+                "the reference solution does not build (the differential steps need it): see {}",
+                log.display()
+            );
+        }
+        println!(" ok ({:.1} s)", built.time.as_secs_f64());
+        keep_modules(lab, &ref_dir)?;
+    }
     print!("build ...");
     flush();
     let log = work.join("build.log");
     let build = build(lab, tc, opts.solution, &log)?;
+    if build.ok && lab.has_differential() && opts.solution {
+        keep_modules(lab, &ref_dir)?;
+    }
     let secs = build.time.as_secs_f64();
     if !build.ok {
         println!(" FAILED ({secs:.1} s)");
@@ -368,6 +412,7 @@ pub fn run_lab(
             boot_time: None,
             wall: started.elapsed(),
             console_log: None,
+            seed,
         };
         print_report(&report, color);
         return Ok(report);
@@ -388,6 +433,12 @@ pub fn run_lab(
     };
     let guest_steps = lab.guest_steps();
     let first_guest = lab.first_guest_step();
+    let guest_count = lab
+        .config
+        .steps
+        .iter()
+        .filter(|s| s.guest().is_some())
+        .count();
     let steps = &lab.config.steps;
     let mut programs: Vec<(String, PathBuf)> = lab
         .config
@@ -408,6 +459,17 @@ pub fn run_lab(
             .modules
             .iter()
             .map(|m| (m.clone(), lab.dir.join(format!("{m}.ko"))))
+            .chain(
+                lab.has_differential()
+                    .then(|| {
+                        lab.config.modules.iter().map(|m| {
+                            let guest = format!("{}/{m}", lab::REF_DIR.trim_start_matches("/lab/"));
+                            (guest, ref_dir.join(format!("{m}.ko")))
+                        })
+                    })
+                    .into_iter()
+                    .flatten(),
+            )
             .collect(),
         programs,
         steps: &guest_steps,
@@ -423,10 +485,16 @@ pub fn run_lab(
         Progress::Booting => {
             println!("boot ... accelerator {accel}: {why}; time limit {timeout} s");
         }
-        Progress::StepStarted(i) => {
-            let i = first_guest + i;
-            println!("step {}/{total} {}", i + 1, steps[i].name);
-        }
+        Progress::StepStarted(i) => match steps.get(first_guest + i) {
+            Some(step) if first_guest + i < first_guest + guest_count => {
+                println!("step {}/{total} {}", first_guest + i + 1, step.name);
+            }
+            // The reference solution's runs of the differential steps.
+            _ => match guest_steps.get(i) {
+                Some(step) => println!("reference run {}", step.name),
+                None => println!("step {}", i + 1),
+            },
+        },
     };
     let run = vm::run(&cfg, &mut on_progress)?;
     if let Some(dir) = &run.kept_dir {
@@ -471,10 +539,15 @@ pub fn run_lab(
 
     if timed_out {
         let at = match run.transcript.unfinished() {
-            Some(i) => {
-                let i = first_guest + i;
-                format!("in step {} ({})", i + 1, lab.config.steps[i].name)
-            }
+            Some(i) => match lab.config.steps.get(first_guest + i) {
+                Some(step) if i < guest_count => {
+                    format!("in step {} ({})", first_guest + i + 1, step.name)
+                }
+                _ => format!(
+                    "in the reference run {}",
+                    guest_steps.get(i).map_or("", |s| s.name.as_str())
+                ),
+            },
             None if run.transcript.last_started().is_none() => "during boot".into(),
             None => "after the last step".into(),
         };
@@ -511,9 +584,23 @@ pub fn run_lab(
         boot_time: run.boot_time,
         wall: started.elapsed(),
         console_log: Some(console_log),
+        seed,
     };
     print_report(&report, color);
     Ok(report)
+}
+
+/// Copies the lab's freshly built modules to `dir` (the reference
+/// solution's, for the guest's [`lab::REF_DIR`]).
+fn keep_modules(lab: &Lab, dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for m in &lab.config.modules {
+        let from = lab.dir.join(format!("{m}.ko"));
+        let to = dir.join(format!("{m}.ko"));
+        fs::copy(&from, &to)
+            .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
+    }
+    Ok(())
 }
 
 fn rel(path: &Path) -> String {
@@ -603,6 +690,12 @@ pub fn print_report(r: &LabReport, color: bool) {
     } else {
         format!("{red}failed{reset}")
     };
+    if let Some(seed) = r.seed {
+        println!(
+            "inputs: seed {seed} (checker lab {} --seed {seed} draws them again)",
+            r.lab
+        );
+    }
     let (earned, max) = r.score();
     println!(
         "{bold}score: {}/{} steps, {earned}/{max} points{reset}{crash} -- {verdict} (total {:.1} s{boot}{accel})",

@@ -65,8 +65,19 @@ fn every_lab_is_complete() {
         ] {
             assert!(dir.join(file).is_file(), "{}: {file} is missing", lab.name);
         }
-        for index in 0..lab.config.steps.len() {
+        for (index, step) in lab.config.steps.iter().enumerate() {
             let expected = lab.expected_path(index);
+            // A differential step is compared with the reference solution's
+            // run in the same boot, never with a file.
+            if step.differential {
+                assert!(
+                    !expected.exists(),
+                    "{}: {} is never read: its step is differential",
+                    lab.name,
+                    expected.display()
+                );
+                continue;
+            }
             assert!(
                 expected.is_file(),
                 "{}: {} is missing (run the solution with UPDATE_EXPECT=1)",
@@ -82,6 +93,42 @@ fn every_lab_is_complete() {
             chapter.display()
         );
     }
+}
+
+/// No fixed transcript passes a lab whose behaviour depends on its input:
+/// each such lab has a differential step (lab 01's behaviour is its
+/// transcript; lab 02 is graded by the course's tests of the macro).
+#[test]
+fn labs_from_03_have_a_differential_step() {
+    let labs = all_labs(&root()).expect("labs/ is readable");
+    let differential: Vec<String> = labs
+        .iter()
+        .map(|dir| Lab::load(dir).expect("lab.toml parses"))
+        .map(|lab| {
+            let steps: Vec<&str> = lab
+                .config
+                .steps
+                .iter()
+                .filter(|s| s.differential)
+                .map(|s| s.name.as_str())
+                .collect();
+            match steps.is_empty() {
+                true => format!("{}: none", lab.name),
+                false => format!("{}: {}", lab.name, steps.join(", ")),
+            }
+        })
+        .collect();
+    expect_test::expect![[r#"
+        lab-01: none
+        lab-02: none
+        lab-03: random-params
+        lab-04: random-pushes
+        lab-05: random-threads
+        lab-06: random-threads
+        lab-07: none
+        lab-08: random-counts
+    "#]]
+    .assert_eq(&(differential.join("\n") + "\n"));
 }
 
 /// A sample with a `lab.toml` (graded by `checker verify`) is complete too.
