@@ -4,7 +4,7 @@
 #   make lab-01               build, boot and grade your lab 01
 #   make lab-01 SOLUTION=1    the same for the reference solution
 #   make lab-04 KERNEL=debug  the same on the debug kernel (KASAN, lockdep, ...)
-#   make vm-debug             build the debug kernel (cached; ~15 min cold)
+#   make vm-debug             build the debug kernel (cached; ~6 min cold)
 #   make watch-01             grade lab 01 again on every save
 #   make check-all [J=2]      every lab, J at a time, with JSON/JUnit reports
 #   make doctor               check the set-up, say how to fix it
