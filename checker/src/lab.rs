@@ -94,6 +94,27 @@
 //! compile_fail = "compile-fail/guard_send.rs"
 //! ```
 //!
+//! A *differential* step has no snapshot file: it runs twice in the same
+//! boot, with the student's module and (after every other step) with the
+//! reference solution's, and the two snapshots must be equal (see
+//! [`crate::inputs`]). Its `run` names the module as `{ko}` and may use
+//! values drawn per run from `[random]`, which only differential steps
+//! may use:
+//!
+//! ```toml
+//! [random]
+//! count = { int = [0, 12] }     # or { hex = BYTES }, { alpha = [MIN, MAX] } (letters)
+//!
+//! [[step]]
+//! name = "random-params"
+//! run = "insmod {ko} count={count} && rmmod greeter"   # {ko}: /lab/greeter.ko, /lab/ref/greeter.ko
+//! differential = true
+//! ```
+//!
+//! `{x}` after a `$` is the shell's. `checker lab --extra COURSE_DIR`
+//! appends the `[[step]]`s of `COURSE_DIR/<lab>/lab.toml`, whose snapshots
+//! are in `COURSE_DIR/<lab>/expected/` (see [`Lab::add_extra`]).
+//!
 //! The lab folder's `Makefile` builds the modules: the checker runs
 //! `make -C labs/<lab> KDIR=/usr/src/linux-headers-<abi>` (plus
 //! `SOLUTION=1` for the reference solution) and expects `<module>.ko` in the

@@ -229,7 +229,11 @@ fn real_main(cli: Cli) -> Result<bool> {
             lab.name = name;
             lab.config.expected_dir = expected_dir;
             if let Some(extra) = &extra {
-                let n = lab.add_extra(extra)?;
+                // Absolute: UPDATE_EXPECT writes the snapshots relative to it.
+                let extra = extra
+                    .canonicalize()
+                    .with_context(|| format!("--extra {}: no such folder", extra.display()))?;
+                let n = lab.add_extra(&extra)?;
                 println!(
                     "--extra: {n} extra steps from {}",
                     extra.join(&lab.name).join("lab.toml").display()

@@ -125,7 +125,7 @@ fn labs_from_03_have_a_differential_step() {
         lab-04: random-pushes
         lab-05: random-threads
         lab-06: random-threads
-        lab-07: none
+        lab-07: random-offsets
         lab-08: random-counts
     "#]]
     .assert_eq(&(differential.join("\n") + "\n"));
