@@ -113,7 +113,8 @@
 //!
 //! `{x}` after a `$` is the shell's. `checker lab --extra COURSE_DIR`
 //! appends the `[[step]]`s of `COURSE_DIR/<lab>/lab.toml`, whose snapshots
-//! are in `COURSE_DIR/<lab>/expected/` (see [`Lab::add_extra`]).
+//! are `COURSE_DIR/<lab>/expected/NN-name.txt`, numbered within that file
+//! (see [`Lab::add_extra`]).
 //!
 //! The lab folder's `Makefile` builds the modules: the checker runs
 //! `make -C labs/<lab> KDIR=/usr/src/linux-headers-<abi>` (plus
@@ -176,11 +177,10 @@ pub struct LabConfig {
     /// [`Lab::with_inputs`]).
     #[serde(skip)]
     pub inputs: Option<Inputs>,
-    /// Not a `lab.toml` key: the steps from this index on are an
-    /// instructor's extra steps (`--extra`), whose snapshots are in this
-    /// folder (see [`Lab::add_extra`]).
+    /// Not a `lab.toml` key: where the snapshots of an instructor's extra
+    /// steps (`--extra`) are (see [`Lab::add_extra`]).
     #[serde(skip)]
-    pub extra: Option<(usize, PathBuf)>,
+    pub extra: Option<PathBuf>,
     /// The steps, in order: host steps first.
     #[serde(rename = "step")]
     pub steps: Vec<LabStep>,
@@ -207,6 +207,9 @@ pub struct LabStep {
     /// `differential = true`: graded against the reference solution's run
     /// of the same command in the same boot, not a snapshot file.
     pub differential: bool,
+    /// Not a `lab.toml` key: one of an instructor's extra steps
+    /// ([`Lab::add_extra`]), numbered within its own file.
+    pub extra: bool,
 }
 
 /// A step that only the debug kernel runs (`checker lab --kernel debug`,
@@ -436,6 +439,7 @@ impl TryFrom<RawStep> for LabStep {
             hint: raw.hint,
             debug,
             differential,
+            extra: false,
         })
     }
 }
@@ -703,7 +707,8 @@ impl Lab {
     /// Appends the extra steps of `<extra>/<lab>/lab.toml`, if there is
     /// one, an instructor's hidden steps (`checker grade --extra`): only
     /// `[[step]]` tables; their snapshots are in `<extra>/<lab>/expected/`,
-    /// numbered after the lab's own steps. Returns how many were added.
+    /// numbered from 01 in the order of that file, whatever the kernel
+    /// leaves out of the lab's own. Returns how many were added.
     pub fn add_extra(&mut self, extra: &Path) -> Result<usize> {
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -723,14 +728,19 @@ impl Lab {
         let first = self.config.steps.len();
         let n = parsed.steps.len();
         let mut config = self.config.clone();
-        config.steps.extend(parsed.steps);
+        config.steps.extend(
+            parsed
+                .steps
+                .into_iter()
+                .map(|s| LabStep { extra: true, ..s }),
+        );
         validate(&config).with_context(|| {
             format!(
                 "invalid {} (its steps are numbered after the lab's {first})",
                 file.display()
             )
         })?;
-        config.extra = Some((first, dir.join("expected")));
+        config.extra = Some(dir.join("expected"));
         self.config = config;
         Ok(n)
     }
@@ -761,12 +771,19 @@ impl Lab {
     /// The expected snapshot of step `index` (0-based): in the lab
     /// folder's `expected/`, or in `expected_dir` when set.
     pub fn expected_path(&self, index: usize) -> PathBuf {
-        let dir = match (&self.config.extra, &self.config.expected_dir) {
-            (Some((first, dir)), _) if index >= *first => dir.clone(),
-            (_, Some(dir)) => dir.clone(),
-            (_, None) => self.dir.join("expected"),
+        let step = &self.config.steps[index];
+        if let (true, Some(dir)) = (step.extra, &self.config.extra) {
+            let nth = self.config.steps[..index]
+                .iter()
+                .filter(|s| s.extra)
+                .count();
+            return dir.join(step.expected_file_name(nth));
+        }
+        let dir = match &self.config.expected_dir {
+            Some(dir) => dir.clone(),
+            None => self.dir.join("expected"),
         };
-        dir.join(self.config.steps[index].expected_file_name(index))
+        dir.join(step.expected_file_name(index))
     }
 }
 
@@ -956,8 +973,13 @@ fn validate(c: &LabConfig) -> Result<()> {
         if c.steps[..i].iter().any(|earlier| earlier.name == s.name) {
             bail!("step {} ({}): two steps have this name", i + 1, s.name);
         }
-        // A differential step has no snapshot file whose number could move.
-        if s.debug.is_none() && !s.differential && c.steps[..i].iter().any(|e| e.debug.is_some()) {
+        // A differential step has no snapshot file whose number could move,
+        // and an extra step's is numbered in its own file.
+        if s.debug.is_none()
+            && !s.differential
+            && !s.extra
+            && c.steps[..i].iter().any(|e| e.debug.is_some())
+        {
             bail!(
                 "step {} ({}): steps for the debug kernel (`kernel`, `failslab`) must come \
                  after every other step",
@@ -1465,6 +1487,7 @@ run = "rmmod hello"
                             hint: None,
                             debug: None,
                             differential: false,
+                            extra: false,
                         },
                         LabStep {
                             name: "unload",
@@ -1476,6 +1499,7 @@ run = "rmmod hello"
                             hint: None,
                             debug: None,
                             differential: false,
+                            extra: false,
                         },
                     ],
                 }"#]],
@@ -1520,6 +1544,7 @@ run = "insmod /lab/m.ko"
                     hint: None,
                     debug: None,
                     differential: false,
+                    extra: false,
                 },
                 LabStep {
                     name: "lint",
@@ -1532,6 +1557,7 @@ run = "insmod /lab/m.ko"
                     hint: None,
                     debug: None,
                     differential: false,
+                    extra: false,
                 },
                 LabStep {
                     name: "load",
@@ -1543,6 +1569,7 @@ run = "insmod /lab/m.ko"
                     hint: None,
                     debug: None,
                     differential: false,
+                    extra: false,
                 },
             ]"#]]
         .assert_eq(&format!("{:#?}", c.steps));
@@ -2074,7 +2101,7 @@ run = "insmod /lab/m.ko"
         assert_eq!(lab.config.steps.len(), 4);
         assert_eq!(
             lab.expected_path(3),
-            extra.join("lab-00/expected/04-hidden.txt")
+            extra.join("lab-00/expected/01-hidden.txt")
         );
         assert_eq!(lab.expected_path(2), lab_dir.join("expected/03-unload.txt"));
         // The extra steps are checked as the lab's are: names, `depends`.

@@ -16,7 +16,7 @@ fn root() -> PathBuf {
 fn extra_steps_load_onto_their_labs() {
     let extra = root().join("checker/tests/extra");
     let mut shown = Vec::new();
-    for lab in ["lab-01", "lab-03"] {
+    for lab in ["lab-01", "lab-03", "lab-04"] {
         let mut lab = Lab::load(&root().join("labs").join(lab)).expect("lab.toml parses");
         let own = lab.config.steps.len();
         let added = lab.add_extra(&extra).expect("the extra steps are valid");
@@ -27,21 +27,21 @@ fn extra_steps_load_onto_their_labs() {
             if !step.differential {
                 assert!(expected.is_file(), "{} is missing", expected.display());
             }
+            let compared_with = match step.differential {
+                true => "the reference solution".to_owned(),
+                false => expected.strip_prefix(&extra).unwrap().display().to_string(),
+            };
             shown.push(format!(
-                "{} {:02} {}{}",
+                "{} step {}: {} (compared with {compared_with})",
                 lab.name,
                 index + 1,
-                step.name,
-                if step.differential {
-                    " (differential)"
-                } else {
-                    ""
-                }
+                step.name
             ));
         }
     }
     expect_test::expect![[r#"
-        lab-01 05 reload
-        lab-03 14 hidden-count (differential)"#]]
+        lab-01 step 5: reload (compared with lab-01/expected/01-reload.txt)
+        lab-03 step 14: hidden-count (compared with the reference solution)
+        lab-04 step 8: three (compared with lab-04/expected/01-three.txt)"#]]
     .assert_eq(&shown.join("\n"));
 }
