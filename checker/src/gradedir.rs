@@ -579,7 +579,7 @@ pub fn seeds_json(json: &str, seeds: &[(String, String, u64)]) -> Result<String>
 pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
     vm::install_interrupt_handler()?;
     let root = workspace::root()?;
-    setup::ensure(&setup::Options {
+    let tc = setup::ensure(&setup::Options {
         book: false,
         browser: false,
         verbose: false,
@@ -645,6 +645,24 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
         }
     }
     let mut seeds = seed_and_extra(&mut all, base_seed, extra.as_deref());
+    // The reference solution's modules, which the differential steps load
+    // after the student's: built once here, in the course's tree, not once
+    // per student.
+    for lab in labs.values().filter(|l| l.has_differential()) {
+        if !all.iter().any(|j| j.lab == lab.name) {
+            continue;
+        }
+        let dir = out.join("reference").join(&lab.name);
+        print!("build the reference solution of {} ...", lab.name);
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        let started = std::time::Instant::now();
+        crate::run::build_reference(lab, &tc, &dir, &dir.join("build.log"))?;
+        println!(" ok ({:.1} s)", started.elapsed().as_secs_f64());
+        for job in all.iter_mut().filter(|j| j.lab == lab.name) {
+            job.args.push("--reference".into());
+            job.args.push(dir.clone().into());
+        }
+    }
     // Only the labs that draw inputs have a seed to report.
     seeds.retain(|(_, lab, _)| labs.get(lab).is_some_and(Lab::has_differential));
     println!("inputs: seed {base_seed} (checker grade --seed {base_seed} draws them again)");

@@ -74,6 +74,10 @@ enum Cmd {
         /// with their snapshots in COURSE_DIR/<lab>/expected/.
         #[arg(long, value_name = "COURSE_DIR")]
         extra: Option<PathBuf>,
+        /// The reference solution's modules, built already (for `checker
+        /// grade`, which builds them once for all students).
+        #[arg(long, hide = true, value_name = "PATH")]
+        reference: Option<PathBuf>,
     },
     /// Build the debug guest kernel (`make vm-debug`), or say where the
     /// cached one is.
@@ -175,6 +179,7 @@ fn real_main(cli: Cli) -> Result<bool> {
             kernel,
             seed,
             extra,
+            reference,
         } => {
             vm::install_interrupt_handler()?;
             let root = match root {
@@ -263,6 +268,7 @@ fn real_main(cli: Cli) -> Result<bool> {
             };
             let mut opts = guest.lab_options(solution, keep)?;
             opts.seed = seed;
+            opts.reference = reference;
             let report = run::run_lab(root.as_deref().ok(), &lab, &tc, &opts)?;
             if let Some(path) = result_json {
                 checker::report::LabResult::from_report(&report).write(&path)?;

@@ -34,6 +34,9 @@ pub struct LabOptions {
     pub keep: bool,
     /// The seed of the `[random]` inputs (`--seed`; default: from the OS).
     pub seed: Option<u64>,
+    /// The reference solution's modules, built already (`checker grade`
+    /// builds them once for every student): no reference build then.
+    pub reference: Option<PathBuf>,
 }
 
 /// The flags of every command that boots guests: `--timeout` and `--accel`.
@@ -56,6 +59,7 @@ impl GuestArgs {
             accel: accel_choice(self.accel)?,
             keep,
             seed: None,
+            reference: None,
         })
     }
 }
@@ -371,8 +375,15 @@ pub fn run_lab(
 
     // The reference solution's modules for the differential steps, built
     // first so that the student's build is what stays in the lab folder.
-    let ref_dir = work.join("ref");
-    if lab.has_differential() && !opts.solution {
+    let ref_dir = opts.reference.clone().unwrap_or_else(|| work.join("ref"));
+    if lab.has_differential() && opts.reference.is_some() {
+        for m in &lab.config.modules {
+            let ko = ref_dir.join(format!("{m}.ko"));
+            if !ko.is_file() {
+                anyhow::bail!("--reference: {} is missing", ko.display());
+            }
+        }
+    } else if lab.has_differential() && !opts.solution {
         print!("build the reference solution ...");
         flush();
         let log = work.join("ref-build.log");
@@ -391,7 +402,7 @@ pub fn run_lab(
     flush();
     let log = work.join("build.log");
     let build = build(lab, tc, opts.solution, &log)?;
-    if build.ok && lab.has_differential() && opts.solution {
+    if build.ok && lab.has_differential() && opts.solution && opts.reference.is_none() {
         keep_modules(lab, &ref_dir)?;
     }
     let secs = build.time.as_secs_f64();
@@ -588,6 +599,21 @@ pub fn run_lab(
     };
     print_report(&report, color);
     Ok(report)
+}
+
+/// Builds the reference solution of `lab` (in its folder) and copies its
+/// modules to `dir`, for runs given `--reference dir`; the log goes to
+/// `log`.
+pub fn build_reference(lab: &Lab, tc: &Toolchain, dir: &Path, log: &Path) -> Result<()> {
+    let built = build(lab, tc, true, log)?;
+    if !built.ok {
+        anyhow::bail!(
+            "{}: the reference solution does not build (the differential steps need it): see {}",
+            lab.name,
+            log.display()
+        );
+    }
+    keep_modules(lab, dir)
 }
 
 /// Copies the lab's freshly built modules to `dir` (the reference
