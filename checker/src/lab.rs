@@ -2032,6 +2032,19 @@ run = "insmod /lab/m.ko"
     }
 
     #[test]
+    fn differential_steps_may_follow_debug_steps() {
+        // They have no snapshot whose number the kernel could move.
+        let text = "title='t'\nchapter='c.md'\nmodules=['m']\n\
+            [[step]]\nname='a'\nrun='true'\nkernel='debug'\n\
+            [[step]]\nname='b'\nrun='insmod {ko}'\ndifferential=true\n";
+        let c = parse(text).unwrap();
+        assert!(c.steps[1].differential);
+        let plain = text.replace("run='insmod {ko}'\ndifferential=true", "run='true'");
+        let err = format!("{:#}", parse(&plain).unwrap_err());
+        assert!(err.contains("must come after every other step"), "{err}");
+    }
+
+    #[test]
     fn invalid_differential_steps() {
         let lab = |random: &str, step: &str| {
             format!("title='t'\nchapter='c.md'\nmodules=['m']\n[random]\n{random}\n[[step]]\nname='a'\n{step}\n")
