@@ -4,6 +4,7 @@
 #   make lab-01               build, boot and grade your lab 01
 #   make lab-01 SOLUTION=1    the same for the reference solution
 #   make lab-04 KERNEL=debug  the same on the debug kernel (KASAN, lockdep, ...)
+#   make lab-04 SEED=42       draw the random steps' inputs from seed 42 again
 #   make vm-debug             build the debug kernel (cached; ~6 min cold)
 #   make watch-01             grade lab 01 again on every save
 #   make check-all [J=2]      every lab, J at a time, with JSON/JUnit reports
@@ -29,7 +30,7 @@ setup:
 	$(CHECKER) setup
 
 lab-%:
-	$(CHECKER) lab $@ $(if $(SOLUTION),--solution) $(if $(KERNEL),--kernel $(KERNEL))
+	$(CHECKER) lab $@ $(if $(SOLUTION),--solution) $(if $(KERNEL),--kernel $(KERNEL)) $(if $(SEED),--seed $(SEED))
 
 watch-%:
 	$(CHECKER) watch lab-$* $(if $(SOLUTION),--solution)

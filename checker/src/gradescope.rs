@@ -43,9 +43,13 @@ pub fn from_entries(entries: &[Entry], visibility: &str) -> Result<Value> {
     let mut time = 0.0;
     for entry in entries {
         let r = &entry.result;
+        let seed = r
+            .seed
+            .map(|s| format!(" (inputs drawn with seed {s})"))
+            .unwrap_or_default();
         let _ = writeln!(
             output,
-            "{}: {}/{} points, {}",
+            "{}: {}/{} points, {}{seed}",
             r.lab,
             r.earned,
             r.points,

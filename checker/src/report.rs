@@ -162,6 +162,10 @@ pub struct LabResult {
     pub output_log: Option<String>,
     /// Wall time of the run, seconds.
     pub wall: f64,
+    /// The seed of the run's `[random]` inputs, for a lab with differential
+    /// steps (`checker lab --seed N` reproduces the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 impl LabResult {
@@ -188,6 +192,7 @@ impl LabResult {
             console_log: None,
             output_log: output_log.map(|p| p.display().to_string()),
             wall: 0.0,
+            seed: None,
         }
     }
 
@@ -210,6 +215,7 @@ impl LabResult {
                 .map(|p| p.display().to_string()),
             output_log: None,
             wall: (r.wall.as_secs_f64() * 100.0).round() / 100.0,
+            seed: r.seed,
         }
     }
 
@@ -670,6 +676,7 @@ mod tests {
                     console_log: None,
                     output_log: None,
                     wall: 9.1,
+                    seed: None,
                 },
             },
             Entry {
@@ -694,6 +701,7 @@ mod tests {
                     console_log: Some(format!("{logs}/console.log")),
                     output_log: Some("target/checker/grade/logs/bob-lab-01.txt".into()),
                     wall: 8.7,
+                    seed: None,
                 },
             },
         ]
