@@ -131,6 +131,29 @@ fn labs_from_03_have_a_differential_step() {
     .assert_eq(&(differential.join("\n") + "\n"));
 }
 
+/// Every step of every lab tells a student who failed it where to look;
+/// and a step that runs the course's code, not the student's (lab 08's C
+/// twin), scores no points.
+#[test]
+fn every_step_has_a_hint_and_only_the_students_code_scores() {
+    let mut missing = Vec::new();
+    for dir in all_labs(&root()).expect("labs/ is readable") {
+        let lab = Lab::load(&dir).expect("lab.toml parses");
+        for step in &lab.config.steps {
+            if step.hint.as_deref().is_none_or(|h| h.trim().is_empty()) {
+                missing.push(format!("{}: {} has no hint", lab.name, step.name));
+            }
+            if step.name.starts_with("c-") && step.points != 0 {
+                missing.push(format!(
+                    "{}: {} runs the C twin but scores",
+                    lab.name, step.name
+                ));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
 /// A sample with a `lab.toml` (graded by `checker verify`) is complete too.
 #[test]
 fn every_sample_is_complete() {

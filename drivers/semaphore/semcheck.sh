@@ -26,7 +26,9 @@ ioctl)
 	$t ioctl-u64 $dev 0x80086301
 	$t ioctl $dev 0x6302
 	$t ioctl-fault $dev 0x80086301
-	$t ioctl-fault $dev 0x40086301 ;;
+	$t ioctl-fault $dev 0x40086301
+	# SET then GET on one open, GET after reads, and a second open's own count.
+	$t ioctl-roundtrip $dev ;;
 bad-pointers)
 	$t write-fault $dev
 	printf x > $dev; $t read-fault $dev

@@ -18,6 +18,10 @@
  *   devtest poll DEV MS           poll(2) for POLLIN with a time-out of MS
  *                                 milliseconds; says whether DEV became
  *                                 readable, and whether before the time-out
+ *   devtest ioctl-roundtrip DEV   the semaphore's read count through its
+ *                                 ioctls on one open: GET after two reads,
+ *                                 SET then GET, GET after one more read, and
+ *                                 GET on a second open (its own count)
  *   devtest fileops DEV           every other file operation, with hostile
  *                                 arguments, on an O_NONBLOCK open of a
  *                                 semaphore whose count is 0: lseek in every
@@ -271,6 +275,43 @@ static void report_poll(const char *what, int fd)
 	       p.revents & POLLERR ? " POLLERR" : "",
 	       p.revents & POLLHUP ? " POLLHUP" : "",
 	       p.revents ? "" : " nothing");
+}
+
+/* _IOR('c', 1, u64) and _IOW('c', 1, u64): the semaphore's ioctls. */
+#define SEM_GET_READ_COUNT 0x80086301UL
+#define SEM_SET_READ_COUNT 0x40086301UL
+
+static void report_count(const char *what, int fd)
+{
+	uint64_t value = 0;
+	long ret = ioctl(fd, SEM_GET_READ_COUNT, &value);
+
+	if (ret < 0)
+		report(what, ret);
+	else
+		printf("%s: %llu\n", what, (unsigned long long)value);
+}
+
+static int ioctl_roundtrip(const char *dev)
+{
+	int fd = open_dev(dev), other;
+	uint64_t value = 42;
+	char c;
+
+	report("write(2)", write(fd, "xy", 2));
+	report("pread(1, offset 0)", pread(fd, &c, 1, 0));
+	report("pread(1, offset 0)", pread(fd, &c, 1, 0));
+	report_count("GET after two reads", fd);
+	report("SET 42", ioctl(fd, SEM_SET_READ_COUNT, &value));
+	report_count("GET after SET 42", fd);
+	report("write(1)", write(fd, "z", 1));
+	report("pread(1, offset 0)", pread(fd, &c, 1, 0));
+	report_count("GET after one more read", fd);
+	other = open_dev(dev);
+	report_count("GET on another open", other);
+	close(other);
+	close(fd);
+	return 0;
 }
 
 static int fileops(const char *dev)
@@ -729,6 +770,8 @@ int main(int argc, char **argv)
 		return poll_dev(argv[2], atoi(argv[3]));
 	if (!strcmp(cmd, "fileops"))
 		return fileops(argv[2]);
+	if (!strcmp(cmd, "ioctl-roundtrip"))
+		return ioctl_roundtrip(argv[2]);
 	if (!strcmp(cmd, "hostile"))
 		return hostile(argv[2]);
 	if (!strcmp(cmd, "append"))
