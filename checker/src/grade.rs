@@ -146,11 +146,21 @@ pub fn update_requested() -> bool {
 
 /// Every guest step failed because the build failed.
 pub fn build_failed(lab: &Lab) -> Vec<StepGrade> {
+    failed_as_build(lab, |s| s.guest().is_some())
+}
+
+/// Every step, host steps included, failed as when the build fails: what
+/// a run stopped before anything was built gets (see `crate::policy::gate`).
+pub fn all_build_failed(lab: &Lab) -> Vec<StepGrade> {
+    failed_as_build(lab, |_| true)
+}
+
+fn failed_as_build(lab: &Lab, keep: impl Fn(&crate::lab::LabStep) -> bool) -> Vec<StepGrade> {
     lab.config
         .steps
         .iter()
         .enumerate()
-        .filter(|(_, s)| s.guest().is_some())
+        .filter(|(_, s)| keep(s))
         .map(|(i, s)| StepGrade {
             index: i,
             name: s.name.clone(),
@@ -202,12 +212,7 @@ pub fn grade_host(
 /// through `expect-test`.
 pub fn grade_steps(lab: &Lab, t: &Transcript, timed_out: bool, update: bool) -> Vec<StepGrade> {
     let modules = &lab.config.modules;
-    let guest_count = lab
-        .config
-        .steps
-        .iter()
-        .filter(|s| s.guest().is_some())
-        .count();
+    let guest_count = lab.guest_step_count();
     let differential: Vec<usize> = (0..lab.config.steps.len())
         .filter(|&i| lab.config.steps[i].differential)
         .collect();

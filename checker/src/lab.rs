@@ -754,6 +754,16 @@ impl Lab {
             .any(|s| s.debug.as_ref().is_some_and(|d| d.failslab.is_some()))
     }
 
+    /// How many of the lab's steps run in the guest (differential steps'
+    /// reference runs, which [`Lab::guest_steps`] appends, not counted).
+    pub fn guest_step_count(&self) -> usize {
+        self.config
+            .steps
+            .iter()
+            .filter(|s| s.guest().is_some())
+            .count()
+    }
+
     /// The lab index of the first guest step (the number of host steps).
     pub fn first_guest_step(&self) -> usize {
         let steps = &self.config.steps;

@@ -34,7 +34,6 @@ use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 use serde::Deserialize;
 use syn::visit::{self, Visit};
 
-use crate::grade::{Failure, StepGrade, Verdict};
 use crate::lab::Lab;
 use crate::run::BuildOutcome;
 
@@ -661,27 +660,6 @@ pub fn gate(lab: &Lab, solution: bool, log: &Path) -> Result<Option<BuildOutcome
         time: checked.time,
         log: log.to_path_buf(),
     }))
-}
-
-/// Every step of a run that [`gate`] stopped: failed, as when the build
-/// fails, host steps included (none of them ran).
-pub fn rejected_steps(lab: &Lab) -> Vec<StepGrade> {
-    lab.config
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(i, s)| StepGrade {
-            index: i,
-            name: s.name.clone(),
-            time: None,
-            actual: None,
-            expected_path: lab.expected_path(i),
-            verdict: Verdict::Fail(Failure::BuildFailed),
-            log: None,
-            points: s.points,
-            hint: None,
-        })
-        .collect()
 }
 
 #[cfg(test)]

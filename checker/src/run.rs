@@ -354,12 +354,14 @@ pub fn run_lab(
     let work = work_dir(root, lab, opts.solution);
     // Before anything of the student's is compiled or run: the rules for
     // student files (see crate::policy).
-    if let Some(build) = crate::policy::gate(lab, opts.solution, &work.join("build.log"))? {
+    // A run that stops before the guest boots: the build's outcome and the
+    // steps as graded so far.
+    let stopped = |build: BuildOutcome, steps: Vec<StepGrade>| {
         let report = LabReport {
             lab: lab.name.clone(),
             solution: opts.solution,
             build,
-            steps: crate::policy::rejected_steps(lab),
+            steps,
             crash: None,
             timed_out: false,
             accel: None,
@@ -369,7 +371,10 @@ pub fn run_lab(
             seed,
         };
         print_report(&report, color);
-        return Ok(report);
+        report
+    };
+    if let Some(build) = crate::policy::gate(lab, opts.solution, &work.join("build.log"))? {
+        return Ok(stopped(build, grade::all_build_failed(lab)));
     }
     let mut host_steps = run_host_steps(root.unwrap_or(&lab.dir), lab, tc, opts.solution, &work)?;
 
@@ -412,21 +417,10 @@ pub fn run_lab(
         println!("--- last lines of {}", build.log.display());
         println!("{}", setup::tail(&text, BUILD_LOG_TAIL));
         println!("---");
-        let report = LabReport {
-            lab: lab.name.clone(),
-            solution: opts.solution,
+        return Ok(stopped(
             build,
-            steps: [host_steps, grade::build_failed(lab)].concat(),
-            crash: None,
-            timed_out: false,
-            accel: None,
-            boot_time: None,
-            wall: started.elapsed(),
-            console_log: None,
-            seed,
-        };
-        print_report(&report, color);
-        return Ok(report);
+            [host_steps, grade::build_failed(lab)].concat(),
+        ));
     }
     println!(" ok ({secs:.1} s)");
 
@@ -444,12 +438,7 @@ pub fn run_lab(
     };
     let guest_steps = lab.guest_steps();
     let first_guest = lab.first_guest_step();
-    let guest_count = lab
-        .config
-        .steps
-        .iter()
-        .filter(|s| s.guest().is_some())
-        .count();
+    let guest_count = lab.guest_step_count();
     let steps = &lab.config.steps;
     let mut programs: Vec<(String, PathBuf)> = lab
         .config

@@ -235,10 +235,15 @@ static int sem(const char *dev, int n, int count)
 	return bad != 0;
 }
 
-/* Whether DEV is readable, or becomes readable within MS milliseconds. */
-static int poll_dev(const char *dev, int ms)
+/*
+ * Whether DEV is ready for EVENT (POLLIN: "readable", POLLOUT: "writable"),
+ * or becomes ready within MS milliseconds.
+ */
+static int poll_dev(const char *dev, short event, int ms)
 {
-	struct pollfd p = { .fd = open_dev(dev), .events = POLLIN };
+	struct pollfd p = { .fd = open_dev(dev), .events = event };
+	const char *name = event == POLLIN ? "POLLIN" : "POLLOUT";
+	const char *ready = event == POLLIN ? "readable" : "writable";
 	struct timespec t0, t1;
 	long elapsed;
 	int ret;
@@ -251,8 +256,8 @@ static int poll_dev(const char *dev, int ms)
 		report("poll", ret);
 		return 1;
 	}
-	printf("poll(POLLIN, %d ms): %s, %s\n", ms,
-	       (p.revents & POLLIN) ? "readable" : "not readable",
+	printf("poll(%s, %d ms): %s%s, %s\n", name, ms,
+	       (p.revents & event) ? "" : "not ", ready,
 	       elapsed < ms ? "before the time-out" : "at the time-out");
 	return 0;
 }
@@ -575,28 +580,6 @@ static void on_alarm(int sig)
 	(void)sig;
 }
 
-/* Whether DEV becomes writable within MS milliseconds. */
-static int pollout_dev(const char *dev, int ms)
-{
-	struct pollfd p = { .fd = open_dev(dev), .events = POLLOUT };
-	struct timespec t0, t1;
-	long elapsed;
-	int ret;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = poll(&p, 1, ms);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	elapsed = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-	if (ret < 0) {
-		report("poll", ret);
-		return 1;
-	}
-	printf("poll(POLLOUT, %d ms): %s, %s\n", ms,
-	       (p.revents & POLLOUT) ? "writable" : "not writable",
-	       elapsed < ms ? "before the time-out" : "at the time-out");
-	return 0;
-}
-
 struct stalled {
 	int fd;
 	char *page;
@@ -767,7 +750,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "sem") && argc == 5)
 		return sem(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (!strcmp(cmd, "poll") && argc == 4)
-		return poll_dev(argv[2], atoi(argv[3]));
+		return poll_dev(argv[2], POLLIN, atoi(argv[3]));
 	if (!strcmp(cmd, "fileops"))
 		return fileops(argv[2]);
 	if (!strcmp(cmd, "ioctl-roundtrip"))
@@ -787,7 +770,7 @@ int main(int argc, char **argv)
 		return read_dev(argv[2], atoi(argv[3]), 0, 1);
 	}
 	if (!strcmp(cmd, "pollout") && argc == 4)
-		return pollout_dev(argv[2], atoi(argv[3]));
+		return poll_dev(argv[2], POLLOUT, atoi(argv[3]));
 	if (!strcmp(cmd, "stall") && argc == 5 &&
 	    (!strcmp(argv[3], "read") || !strcmp(argv[3], "write")))
 		return stall(argv[2], argv[3], argv[4]);
