@@ -34,6 +34,15 @@
 //! programs = ["devtest"]        # optional: labs/<lab>/devtest -> /lab/devtest
 //! ```
 //!
+//! A C driver that Debian ships with the guest kernel comes from the
+//! cached image: `image_modules` names modules (or paths relative to
+//! `lib/modules/<abi>`), which the guest loads, dependencies first, before
+//! the first step (see [`crate::imagemods`]):
+//!
+//! ```toml
+//! image_modules = ["binder_linux"]   # optional: /lab/image/binder_linux.ko, insmod'ed at boot
+//! ```
+//!
 //! The files a student edits are declared in `student`, paths relative to
 //! the lab folder. `*` and `?` match within one path segment, `**` any
 //! number of whole segments:
@@ -147,6 +156,10 @@ pub struct LabConfig {
     /// Test programs in the lab folder, copied to `/lab/<name>`.
     #[serde(default)]
     pub programs: Vec<String>,
+    /// Modules of the guest kernel's own image, loaded with their
+    /// dependencies before the first step (see [`crate::imagemods`]).
+    #[serde(default)]
+    pub image_modules: Vec<String>,
     /// The files the student edits (`student`): patterns relative to the
     /// lab folder. `checker grade` takes only these from a submission.
     #[serde(default)]
@@ -929,6 +942,11 @@ fn validate(c: &LabConfig) -> Result<()> {
             bail!("program name {p:?} must be [a-z0-9_-]+ (no path)");
         }
     }
+    for m in &c.image_modules {
+        if let Err(why) = crate::imagemods::check_entry(m) {
+            bail!("`image_modules` entry {m:?} {why}");
+        }
+    }
     for p in &c.student {
         if let Err(why) = check_pattern(p) {
             bail!("`student` pattern {p:?} {why}");
@@ -1473,6 +1491,7 @@ run = "rmmod hello"
                         "hello",
                     ],
                     programs: [],
+                    image_modules: [],
                     student: [],
                     solution_dir: None,
                     allow: [],
@@ -1964,7 +1983,7 @@ run = "insmod /lab/m.ko"
                   |
                 4 | memory=1
                   | ^^^^^^
-                unknown field `memory`, expected one of `title`, `chapter`, `modules`, `programs`, `student`, `solution_dir`, `allow`, `smp`, `timeout`, `random`, `step`
+                unknown field `memory`, expected one of `title`, `chapter`, `modules`, `programs`, `image_modules`, `student`, `solution_dir`, `allow`, `smp`, `timeout`, `random`, `step`
             "#]],
         );
     }

@@ -14,6 +14,7 @@
 //! - [`report`]: JSON and JUnit reports, verdicts, the summary table.
 //! - [`buildcheck`]: rejects modules that contain an allocation-failure
 //!   panic path.
+//! - [`imagemods`]: modules from the guest kernel's image (`image_modules`).
 //! - [`guesttools`]: the checker's own programs in the guest (`failnth`).
 //! - [`policy`]: what a student file may hold, checked before the build.
 //! - [`inputs`]: randomised inputs of differential steps (`[random]`).
@@ -32,6 +33,7 @@ pub mod grade;
 pub mod gradedir;
 pub mod gradescope;
 pub mod guesttools;
+pub mod imagemods;
 pub mod inputs;
 pub mod jobs;
 pub mod lab;

@@ -452,13 +452,23 @@ pub fn run_lab(
             crate::guesttools::failnth()?,
         ));
     }
+    let image_modules = crate::imagemods::resolve(&tc.modules_dir, &lab.config.image_modules)?;
     let cfg = GuestConfig {
         kernel: &tc.boot_kernel,
-        modules: lab
-            .config
-            .modules
-            .iter()
-            .map(|m| (m.clone(), lab.dir.join(format!("{m}.ko"))))
+        modules: image_modules
+            .into_iter()
+            .map(|m| {
+                (
+                    format!("{}/{}", crate::imagemods::GUEST_DIR, m.stem),
+                    m.path,
+                )
+            })
+            .chain(
+                lab.config
+                    .modules
+                    .iter()
+                    .map(|m| (m.clone(), lab.dir.join(format!("{m}.ko")))),
+            )
             .chain(
                 lab.has_differential()
                     .then(|| {

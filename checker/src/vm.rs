@@ -19,6 +19,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::accel::Accel;
 use crate::cpio;
+use crate::imagemods;
 use crate::lab::Step;
 use crate::results::{self, Transcript};
 
@@ -61,7 +62,9 @@ pub const RESULT_PORT: &str = "/dev/ttyS1";
 pub struct GuestConfig<'a> {
     /// Guest kernel image (bzImage or ELF `vmlinux`).
     pub kernel: &'a Path,
-    /// `(name, path)` of each module: copied to `/lab/<name>.ko`.
+    /// `(name, path)` of each module: copied to `/lab/<name>.ko`; those
+    /// named `image/<stem>` (lab.toml `image_modules`) are loaded in this
+    /// order before the first step.
     pub modules: Vec<(String, PathBuf)>,
     /// `(name, path)` of each test program (lab.toml `programs`): copied
     /// to `/lab/<name>`, executable.
@@ -165,12 +168,25 @@ pub fn write_initramfs_with(
     w.char_dev("dev/console", 0o600, 5, 1)?;
     w.file("bin/busybox", 0o755, busybox)?;
     w.file("init", 0o755, INIT.as_bytes())?;
-    // The reference solution's modules (`ref/NAME`) have a folder of their own.
-    if modules.iter().any(|(name, _)| name.starts_with("ref/")) {
-        w.dir("lab/ref", 0o755)?;
+    // The reference solution's modules (`ref/NAME`) and the kernel image's
+    // (`image/NAME`) have folders of their own.
+    let image = format!("{}/", imagemods::GUEST_DIR);
+    for sub in ["ref/", image.as_str()] {
+        if modules.iter().any(|(name, _)| name.starts_with(sub)) {
+            w.dir(&format!("lab/{}", sub.trim_end_matches('/')), 0o755)?;
+        }
     }
     for (name, data) in modules {
         w.file(&format!("lab/{name}.ko"), 0o644, data)?;
+    }
+    // `/init` runs it before the steps: the image's modules in the order given.
+    let stems: Vec<&str> = modules
+        .iter()
+        .filter_map(|(name, _)| name.strip_prefix(&image))
+        .collect();
+    if !stems.is_empty() {
+        let script = imagemods::load_script(&stems);
+        w.file(&format!("lab/{image}load.sh"), 0o755, script.as_bytes())?;
     }
     for (name, data) in programs {
         w.file(&format!("lab/{name}"), 0o755, data)?;
@@ -398,5 +414,32 @@ mod tests {
             lab/token
         "#]]
         .assert_eq(&String::from_utf8(out.stdout).unwrap());
+    }
+
+    #[test]
+    fn initramfs_loads_image_modules_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("i.cpio");
+        let modules = [
+            ("image/t10-pi".into(), b"a".to_vec()),
+            ("image/nvme-core".into(), b"b".to_vec()),
+            ("rust_nvme".into(), b"c".to_vec()),
+        ];
+        write_initramfs(&path, b"bb", &modules, &[], "0123456789abcdef").unwrap();
+        let bytes = fs::read(&path).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        for name in [
+            "lab/image\0",
+            "lab/image/t10-pi.ko\0",
+            "lab/image/load.sh\0",
+        ] {
+            assert!(text.contains(name), "{name:?} missing");
+        }
+        let script = imagemods::load_script(&["t10-pi", "nvme-core"]);
+        assert!(text.contains(&script), "load.sh is not {script:?}");
+        // The C twin's modules load first, so /init must run load.sh before
+        // the steps.
+        let load = INIT.find("/lab/image/load.sh").unwrap();
+        assert!(load < INIT.find("/lab/steps.sh").unwrap());
     }
 }
