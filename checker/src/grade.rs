@@ -6,19 +6,11 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use ::vm::console;
+
 use crate::lab::Lab;
 use crate::results::Transcript;
 use crate::snapshot;
-
-/// Console words that mean the kernel reported a crash or warning.
-pub const CONSOLE_CRASH_WORDS: &[&str] = &[
-    "Oops:",
-    "BUG:",
-    "WARNING:",
-    "Kernel panic",
-    "general protection fault",
-    "Call Trace:",
-];
 
 /// Why a step failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -335,18 +327,17 @@ fn compare(path: &Path, actual: &str, update: bool) -> Verdict {
     }
 }
 
-/// Looks for a crash or warning on the console.
+/// Looks for the first crash or warning on the console (see
+/// [`console::Finding::in_line`]).
 pub fn find_crash(console: &str) -> Option<Crash> {
     let lines: Vec<&str> = console.lines().map(|l| l.trim_end_matches('\r')).collect();
     let first = lines
         .iter()
-        .position(|l| CONSOLE_CRASH_WORDS.iter().any(|w| l.contains(w)))?;
-    let step = lines[..first].iter().rev().find_map(|l| {
-        let rest = l.split_once("checker: step ")?.1;
-        let (n, name) = rest.split_once(' ')?;
-        let n: usize = n.parse().ok()?;
-        Some((n.checked_sub(1)?, name.trim().to_owned()))
-    });
+        .position(|l| console::Finding::in_line(l).is_some())?;
+    let step = lines[..first]
+        .iter()
+        .rev()
+        .find_map(|l| console::parse_step_marker(l));
     let from = first.saturating_sub(5);
     let to = (first + 31).min(lines.len());
     Some(Crash {

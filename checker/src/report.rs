@@ -12,6 +12,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use ::vm::console;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
@@ -82,36 +83,12 @@ impl Verdict {
     }
 }
 
-/// What kind of crash a console line reports: the debug kernel's tool
-/// when one of them made the report (`kasan`, `lockdep`, `atomic-sleep`,
-/// `memory-leak`), `kernel-panic`, `oops` (a fault in kernel code: NULL
-/// dereference, general protection fault), `bug` (another `BUG:` report,
-/// such as scheduling while atomic or a soft lockup), `warning`
-/// (`WARNING:`), else `crash`.
+/// What kind of crash a crash line reports, in one word: the debug
+/// kernel's tool when one of them made the report, else what the kernel
+/// said (see [`console::Finding::verdict_word`]); `crash` when nothing
+/// recognisable.
 pub fn crash_kind(line: &str) -> &'static str {
-    use crate::debugkernel::Tool;
-    // A debug tool's crash line is `<tool name>: <its headline>`.
-    if let Some(tool) = Tool::ALL.into_iter().find(|t| {
-        line.strip_prefix(t.name())
-            .is_some_and(|rest| rest.starts_with(": "))
-    }) {
-        return tool.verdict_word();
-    }
-    if line.contains("Kernel panic") {
-        "kernel-panic"
-    } else if line.contains("Oops")
-        || line.contains("general protection fault")
-        || line.contains("BUG: kernel NULL pointer dereference")
-        || line.contains("BUG: unable to handle")
-    {
-        "oops"
-    } else if line.contains("BUG:") {
-        "bug"
-    } else if line.contains("WARNING:") {
-        "warning"
-    } else {
-        "crash"
-    }
+    console::Finding::of_verdict_line(line).map_or("crash", console::Finding::verdict_word)
 }
 
 /// One step of a [`LabResult`].
@@ -286,17 +263,6 @@ fn step_result(g: &StepGrade) -> StepResult {
     }
 }
 
-/// A console line without its `[    1.234567] ` timestamp.
-pub fn strip_timestamp(line: &str) -> &str {
-    let trimmed = line.trim_start();
-    if trimmed.starts_with('[') {
-        if let Some((_, rest)) = trimmed.split_once("] ") {
-            return rest;
-        }
-    }
-    line
-}
-
 /// Classifies a run (see [`Kind`]); the first that applies wins: build
 /// failed, time-out (a lockup the kernel reported is its `line`), crash,
 /// guest exited, unload refused, a failed step, passed.
@@ -305,7 +271,7 @@ pub fn verdict(r: &LabReport) -> Verdict {
     let crash_line = r
         .crash
         .as_ref()
-        .map(|c| strip_timestamp(&c.line).to_owned());
+        .map(|c| console::strip_prefix(&c.line).to_owned());
     let crash_step = r
         .crash
         .as_ref()
@@ -743,48 +709,5 @@ mod tests {
         expect![[r#"a &lt;b&gt; &amp; &quot;c&quot; &apos;d&apos; é	ok
 �x�"#]]
         .assert_eq(&xml_escape("a <b> & \"c\" 'd' é\tok\n\u{1b}x\u{0}"));
-    }
-
-    #[test]
-    fn crash_kinds() {
-        let kinds: Vec<&str> = [
-            "Kernel panic - not syncing: fx_panic: panic in init",
-            "BUG: kernel NULL pointer dereference, address: 0000000000000000",
-            "general protection fault, probably for non-canonical address",
-            "BUG: scheduling while atomic: insmod/93/0x00000002",
-            "WARNING: CPU: 0 PID: 92 at init/main.c:1284 do_one_initcall+0x1d7/0x220",
-            "Call Trace:",
-            "KASAN: BUG: KASAN: use-after-free in fx_init+0x98/0x1000 [fx_uaf]",
-            "lockdep: WARNING: possible circular locking dependency detected",
-            "sleep in atomic context: BUG: scheduling while atomic: insmod/37/0x00000002",
-            "kmemleak: unreferenced object 0xffff888004400000 (size 65536):",
-            "kmemleak:unreferenced",
-        ]
-        .iter()
-        .map(|l| crash_kind(l))
-        .collect();
-        assert_eq!(
-            kinds,
-            [
-                "kernel-panic",
-                "oops",
-                "oops",
-                "bug",
-                "warning",
-                "crash",
-                "kasan",
-                "lockdep",
-                "atomic-sleep",
-                "memory-leak",
-                "crash"
-            ]
-        );
-    }
-
-    #[test]
-    fn timestamps_are_stripped() {
-        assert_eq!(strip_timestamp("[    2.612345] BUG: x"), "BUG: x");
-        assert_eq!(strip_timestamp("BUG: [x] y"), "BUG: [x] y");
-        assert_eq!(strip_timestamp("  [ 1.0] a] b"), "a] b");
     }
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use ::vm::console;
 use anyhow::{Context, Result};
 
 use crate::accel::{self, Accel, AccelChoice};
@@ -522,16 +523,20 @@ pub fn run_lab(
     // The debug kernel's tools say precisely what went wrong; their reports
     // come first. kmemleak's scan after the last step is only seen here.
     let debug_report = if tc.debug {
-        crate::debugkernel::find_reports(&run.console)
+        console::find_reports(&run.console)
             .first()
-            .map(crate::debugkernel::Report::to_crash)
+            .map(|r| grade::Crash {
+                line: r.line(),
+                step: r.step.clone(),
+                excerpt: r.excerpt.clone(),
+            })
     } else {
         None
     };
     // Fault injection makes the allocator warn (with a stack dump) about the
     // failures it was asked for: those are not the module's bugs.
     let console = if tc.debug {
-        crate::debugkernel::without_injected_failure_warnings(&run.console)
+        console::without_injected_failure_warnings(&run.console)
     } else {
         run.console.clone()
     };

@@ -14,10 +14,11 @@
 //!
 //! Normalisation, and nothing more:
 //! - kernel log: the `[    1.234567] ` timestamp (and a `<6>` level) prefix
-//!   is removed; only lines that start with `<module>:` for one of the
-//!   lab's modules, or that report a crash (see [`CRASH_WORDS`]), are kept;
-//!   the two lines every out-of-tree unsigned module causes
-//!   ([`DROPPED_KMSG`]) are dropped;
+//!   is removed ([`console::strip_prefix`]); only lines that start with
+//!   `<module>:` for one of the lab's modules, or that report a finding
+//!   ([`console::Finding::in_line`]), are kept; the two lines every
+//!   out-of-tree unsigned module causes
+//!   ([`console::ROUTINE_MODULE_LINES`]) are dropped;
 //! - output and kernel log: hexadecimal addresses (`0x` followed by 8 or more
 //!   hex digits, or a bare 16-hex-digit word) become `0x<ADDR>`; a `\r`
 //!   before a newline (added by the serial line) is removed.
@@ -36,21 +37,7 @@
 
 use std::fmt::Write as _;
 
-/// Kernel log words that keep a line even when it is not the module's.
-pub const CRASH_WORDS: &[&str] = &[
-    "Oops",
-    "BUG:",
-    "WARNING:",
-    "Call Trace",
-    "general protection fault",
-    "Kernel panic",
-];
-
-/// Lines (after the `<module>: ` prefix) dropped from the kernel log.
-pub const DROPPED_KMSG: &[&str] = &[
-    "loading out-of-tree module taints kernel.",
-    "module verification failed: signature and/or required key missing - tainting kernel",
-];
+use ::vm::console;
 
 /// Renders the snapshot text of one finished step.
 pub fn render(command: &str, status: i32, output: &str, kmsg: &str, modules: &[String]) -> String {
@@ -129,43 +116,18 @@ pub fn normalise_output(output: &str) -> String {
     normalise_addresses(&output.replace("\r\n", "\n"))
 }
 
-/// Removes a `[    1.234567] ` timestamp and a `<N>` level prefix.
-pub fn strip_kmsg_prefix(line: &str) -> &str {
-    let mut line = line.trim_end_matches('\r');
-    if let Some(rest) = line.strip_prefix('<') {
-        if let Some((level, rest)) = rest.split_once('>') {
-            if !level.is_empty() && level.chars().all(|c| c.is_ascii_digit()) {
-                line = rest;
-            }
-        }
-    }
-    if let Some(rest) = line.strip_prefix('[') {
-        if let Some((stamp, rest)) = rest.split_once(']') {
-            if stamp.trim().chars().all(|c| c.is_ascii_digit() || c == '.') {
-                line = rest.strip_prefix(' ').unwrap_or(rest);
-            }
-        }
-    }
-    line
-}
-
-/// Whether a (prefix-stripped) kernel log line reports a crash.
-pub fn is_crash_line(line: &str) -> bool {
-    CRASH_WORDS.iter().any(|w| line.contains(w))
-}
-
 /// Keeps the lab's module lines and crash lines of a step's kernel log,
 /// normalised, one per line.
 pub fn filter_kmsg(kmsg: &str, modules: &[String]) -> String {
     let mut out = String::new();
     for raw in kmsg.lines() {
-        let line = strip_kmsg_prefix(raw);
+        let line = console::strip_prefix(raw);
         let module_rest = modules
             .iter()
-            .find_map(|m| line.strip_prefix(m.as_str())?.strip_prefix(':'));
+            .find_map(|m| console::module_message(line, m));
         let keep = match module_rest {
-            Some(rest) => !DROPPED_KMSG.contains(&rest.trim()),
-            None => is_crash_line(line),
+            Some(rest) => !console::ROUTINE_MODULE_LINES.contains(&rest.trim()),
+            None => console::Finding::in_line(line).is_some(),
         };
         if keep {
             out.push_str(&normalise_addresses(line));
@@ -350,15 +312,6 @@ mod tests {
                 test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out
             "#]],
         );
-    }
-
-    #[test]
-    fn timestamps() {
-        assert_eq!(strip_kmsg_prefix("[    1.234567] hello: x"), "hello: x");
-        assert_eq!(strip_kmsg_prefix("[12345.000001] hello: x"), "hello: x");
-        assert_eq!(strip_kmsg_prefix("<4>[    1.2] hello: x"), "hello: x");
-        assert_eq!(strip_kmsg_prefix("[not a stamp] x"), "[not a stamp] x");
-        assert_eq!(strip_kmsg_prefix("<x> y"), "<x> y");
     }
 
     #[test]
