@@ -72,6 +72,7 @@ fn main() {
         .allowlist_var("E[A-Z0-9]+")
         .allowlist_var("MAX_ERRNO")
         .allowlist_var("O_(NONBLOCK|APPEND|TRUNC)")
+        .allowlist_var("SEEK_(SET|CUR|END|DATA|HOLE)")
         .allowlist_type("kernel_param")
         .allowlist_type("kernel_param_ops")
         .allowlist_function("kernel_param_(un)?lock")

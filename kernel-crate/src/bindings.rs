@@ -6,6 +6,9 @@
 
 #![allow(
     clippy::all,
+    clippy::as_underscore,
+    clippy::cast_lossless,
+    clippy::ptr_as_ptr,
     clippy::undocumented_unsafe_blocks,
     missing_docs,
     non_camel_case_types,

@@ -115,6 +115,21 @@ pub fn from_null<T>(ptr: *mut T, error: Error) -> Result<NonNull<T>> {
 }
 // ANCHOR_END: c_conventions
 
+// ANCHOR: from_result
+/// Runs `f` and turns its result into what a C callback returns: the value
+/// for `Ok`, the negative errno for `Err`. Every `extern "C"` callback of
+/// this crate that C calls (file operations, module parameters, module
+/// init) returns through it, so a callback's body can use `?`.
+pub fn from_result<T: From<i16>>(f: impl FnOnce() -> Result<T>) -> T {
+    match f() {
+        Ok(value) => value,
+        // `-MAX_ERRNO <= errno <= -1` (type invariant of `Error`) fits in
+        // `i16`, which every C return type holds.
+        Err(error) => T::from(error.to_errno() as i16),
+    }
+}
+// ANCHOR_END: from_result
+
 macro_rules! declare_errors {
     ($($name:ident: $doc:literal,)*) => {
         /// Named error codes, as in C: `return Err(EINVAL)`.

@@ -26,11 +26,11 @@ use core::marker::PhantomData;
 use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
 use crate::error::{
-    code::{EINVAL, ENOMEM, ENOTTY, ENXIO, EOVERFLOW, ESPIPE},
-    Result,
+    code::{EINVAL, ENOTTY, ENXIO, EOVERFLOW, ESPIPE},
+    from_result, Result,
 };
 use crate::init::Opaque;
-use crate::module::ThisModule;
+use crate::module::OWNER;
 use crate::sync::CondVar;
 use crate::user::{UserSlice, UserSliceReader, UserSliceWriter};
 
@@ -44,21 +44,21 @@ impl File {
     /// # Safety
     ///
     /// `ptr` is a valid `struct file` for the lifetime `'a`.
-    unsafe fn from_ptr<'a>(ptr: *mut bindings::file) -> &'a File {
+    unsafe fn from_raw<'a>(ptr: *mut bindings::file) -> &'a File {
         // SAFETY: `File` is a transparent wrapper of the C struct, and the
         // caller guarantees that it is valid for `'a`.
         unsafe { &*ptr.cast::<File>() }
     }
 
-    fn as_ptr(&self) -> *mut bindings::file {
-        self.0.get()
+    fn as_raw(&self) -> *mut bindings::file {
+        self.0.as_raw()
     }
 
     /// The minor number of the device node this file was opened through.
     pub fn minor(&self) -> u32 {
         // SAFETY: the file is valid (it is borrowed), and an open file of
         // a device always has an inode.
-        let rdev = unsafe { bindings::rust_helper_file_rdev(self.as_ptr()) };
+        let rdev = unsafe { bindings::rust_helper_file_rdev(self.as_raw()) };
         rdev & ((1 << bindings::RUST_CONST_HELPER_MINORBITS) - 1)
     }
 
@@ -66,7 +66,7 @@ impl File {
     pub fn flags(&self) -> u32 {
         // SAFETY: the file is valid; `f_flags` is only changed by fcntl
         // under the file's lock, and a racy read of a `u32` is harmless.
-        unsafe { (*self.as_ptr()).f_flags }
+        unsafe { (*self.as_raw()).f_flags }
     }
 
     /// Whether the file was opened for writing (`FMODE_WRITE` in
@@ -75,7 +75,7 @@ impl File {
     pub fn is_writable(&self) -> bool {
         // SAFETY: the file is valid; `FMODE_WRITE` is set when the file is
         // opened and never changes afterwards.
-        let mode = unsafe { (*self.as_ptr()).f_mode };
+        let mode = unsafe { (*self.as_raw()).f_mode };
         mode & bindings::RUST_CONST_HELPER_FMODE_WRITE != 0
     }
 
@@ -88,7 +88,7 @@ impl File {
         // positions with `f_pos_lock` only for regular files and
         // directories): a volatile read of the aligned 64-bit value, C's
         // `READ_ONCE`, gives the old position or the new one.
-        let pos = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.as_ptr()).f_pos)) };
+        let pos = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.as_raw()).f_pos)) };
         // The VFS never lets a device file's position go below 0
         // (`vfs_setpos`, `rw_verify_area`).
         u64::try_from(pos).unwrap_or(0)
@@ -157,6 +157,22 @@ impl SeekFrom {
 }
 // ANCHOR_END: seek_from
 
+impl SeekFrom {
+    /// The seek `lseek(2)` asks for with `offset` and `whence`. `EINVAL`
+    /// for a negative `SEEK_SET` offset, as in `vfs_setpos`, and for an
+    /// unknown `whence` (which the VFS refuses before us anyway).
+    fn from_c(offset: i64, whence: c_int) -> Result<SeekFrom> {
+        Ok(match u32::try_from(whence).map_err(|_| EINVAL)? {
+            bindings::SEEK_SET => SeekFrom::Start(u64::try_from(offset).map_err(|_| EINVAL)?),
+            bindings::SEEK_CUR => SeekFrom::Current(offset),
+            bindings::SEEK_END => SeekFrom::End(offset),
+            bindings::SEEK_DATA => SeekFrom::Data(offset),
+            bindings::SEEK_HOLE => SeekFrom::Hole(offset),
+            _ => return Err(EINVAL),
+        })
+    }
+}
+
 /// An ioctl call: the command number and its argument, often a user
 /// pointer. Decode the command with [`crate::ioctl`].
 #[derive(Debug, Clone, Copy)]
@@ -207,9 +223,11 @@ impl PollTable<'_> {
 // ANCHOR_END: poll_table
 
 /// Readable without blocking (`EPOLLIN | EPOLLRDNORM`).
-pub const POLLIN: u32 = 0x0001 | 0x0040;
+pub const POLLIN: u32 =
+    bindings::RUST_CONST_HELPER_EPOLLIN | bindings::RUST_CONST_HELPER_EPOLLRDNORM;
 /// Writable without blocking (`EPOLLOUT | EPOLLWRNORM`).
-pub const POLLOUT: u32 = 0x0004 | 0x0100;
+pub const POLLOUT: u32 =
+    bindings::RUST_CONST_HELPER_EPOLLOUT | bindings::RUST_CONST_HELPER_EPOLLWRNORM;
 
 // ANCHOR: file_operations
 /// What a device file does. Implemented by the per-open state.
@@ -304,38 +322,51 @@ pub(crate) unsafe trait OpenAdapter<D> {
 pub(crate) struct FileOpsVtable<A, T>(PhantomData<(A, T)>);
 
 impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
-    /// The `struct file_operations`, owned by `module`.
-    pub(crate) fn build(module: &'static ThisModule) -> bindings::file_operations {
-        // SAFETY: all-zero is a valid `file_operations`: every field is a
-        // nullable pointer or an optional function pointer.
-        let mut fops: bindings::file_operations = unsafe { core::mem::zeroed() };
-        fops.owner = module.as_ptr();
-        fops.open = Some(Self::open);
-        fops.release = Some(Self::release);
-        // Left null, the VFS answers as for a C driver without them.
-        if T::HAS_READ {
-            fops.read = Some(Self::read);
+    /// The `struct file_operations`, built at compile time, once for each
+    /// `A` and `T`. Left null, a callback is answered by the VFS as for a
+    /// C driver without it.
+    const VTABLE: bindings::file_operations = {
+        assert!(
+            !(T::HAS_WRITE && T::HAS_WRITE_POS),
+            "define write or write_pos, not both"
+        );
+        bindings::file_operations {
+            owner: OWNER.as_raw(),
+            open: Some(Self::open),
+            release: Some(Self::release),
+            read: if T::HAS_READ { Some(Self::read) } else { None },
+            write: if T::HAS_WRITE || T::HAS_WRITE_POS {
+                Some(Self::write)
+            } else {
+                None
+            },
+            llseek: if T::HAS_SEEK {
+                Some(Self::llseek)
+            } else {
+                None
+            },
+            unlocked_ioctl: if T::HAS_IOCTL {
+                Some(Self::ioctl)
+            } else {
+                None
+            },
+            compat_ioctl: if T::HAS_IOCTL {
+                Some(Self::ioctl)
+            } else {
+                None
+            },
+            poll: if T::HAS_POLL { Some(Self::poll) } else { None },
+            // SAFETY: all-zero is a valid `file_operations`: every other
+            // field is a nullable pointer or an optional function pointer.
+            ..unsafe { core::mem::zeroed() }
         }
-        const {
-            assert!(
-                !(T::HAS_WRITE && T::HAS_WRITE_POS),
-                "define write or write_pos, not both"
-            )
-        };
-        if T::HAS_WRITE || T::HAS_WRITE_POS {
-            fops.write = Some(Self::write);
-        }
-        if T::HAS_SEEK {
-            fops.llseek = Some(Self::llseek);
-        }
-        if T::HAS_IOCTL {
-            fops.unlocked_ioctl = Some(Self::ioctl);
-            fops.compat_ioctl = Some(Self::ioctl);
-        }
-        if T::HAS_POLL {
-            fops.poll = Some(Self::poll);
-        }
-        fops
+    };
+
+    /// The table, for the registration's C struct (`miscdevice.fops`,
+    /// `cdev_init`): a constant, so it lives in the module's read-only data
+    /// for as long as the module's code does.
+    pub(crate) const fn build() -> &'static bindings::file_operations {
+        &Self::VTABLE
     }
 
     /// The per-open state of `file`.
@@ -350,26 +381,22 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
     }
 
     unsafe extern "C" fn open(inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
-        // SAFETY: this is the `open` callback of the registration of `A`.
-        let shared = unsafe { &*A::open_data(inode, file) };
-        // SAFETY: the file is valid during the callback.
-        let f = unsafe { File::from_ptr(file) };
-        let state = match T::open(shared, f) {
-            Ok(state) => state,
-            Err(e) => return e.to_errno(),
-        };
-        let Ok(boxed) = KBox::new(state, GFP_KERNEL) else {
-            return ENOMEM.to_errno();
-        };
-        // SAFETY: the file is being opened: nothing else uses
-        // `private_data` now; `release` takes the box back.
-        unsafe { (*file).private_data = KBox::into_raw(boxed).cast() };
-        if T::STREAM {
-            // SAFETY: an `open` callback may change the mode of the file it
-            // opens: no one else sees the file yet. It never fails.
-            unsafe { bindings::stream_open(inode, file) };
-        }
-        0
+        from_result(|| {
+            // SAFETY: this is the `open` callback of the registration of `A`.
+            let shared = unsafe { &*A::open_data(inode, file) };
+            // SAFETY: the file is valid during the callback.
+            let state = T::open(shared, unsafe { File::from_raw(file) })?;
+            let boxed = KBox::new(state, GFP_KERNEL)?;
+            // SAFETY: the file is being opened: nothing else uses
+            // `private_data` now; `release` takes the box back.
+            unsafe { (*file).private_data = KBox::into_raw(boxed).cast() };
+            if T::STREAM {
+                // SAFETY: an `open` callback may change the mode of the file
+                // it opens: no one else sees the file yet. It never fails.
+                unsafe { bindings::stream_open(inode, file) };
+            }
+            Ok(0)
+        })
     }
 
     unsafe extern "C" fn release(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
@@ -377,41 +404,32 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         // then) and stored a `KBox<T>`; this is the last use of it.
         let state = unsafe { KBox::from_raw((*file).private_data.cast::<T>()) };
         // SAFETY: the file is valid during the callback.
-        T::release(state, unsafe { File::from_ptr(file) });
+        T::release(state, unsafe { File::from_raw(file) });
         0
     }
 
-    /// Turns the result of a read or write into `ssize_t` and, if it
-    /// succeeded, stores the new position `end` in `*ppos`.
+    /// The `ssize_t` of a read or write that handled `n` of `len` bytes,
+    /// after storing the new position `end` in `*ppos`.
     ///
     /// # Safety
     ///
     /// `ppos` is null (a stream) or valid for writes.
-    unsafe fn finish(
-        result: Result<usize>,
-        len: usize,
-        end: u64,
-        ppos: *mut bindings::loff_t,
-    ) -> isize {
-        let n = match result {
-            Ok(n) if n <= len => n,
-            Ok(_) => return EINVAL.to_errno() as isize,
-            Err(e) => return e.to_errno() as isize,
-        };
+    unsafe fn finish(n: usize, len: usize, end: u64, ppos: *mut bindings::loff_t) -> Result<isize> {
+        if n > len {
+            return Err(EINVAL);
+        }
         // The VFS checked that the position plus `len` fits (it refuses
         // the call with `EINVAL` otherwise); only a `write_pos` that moved
         // it past that can fail here.
-        let Ok(end) = i64::try_from(end) else {
-            return EOVERFLOW.to_errno() as isize;
-        };
+        let end = i64::try_from(end).map_err(|_| EOVERFLOW)?;
         if !ppos.is_null() {
             // SAFETY: the caller guarantees that a non-null `ppos` is
             // valid (the VFS passes its own copy of the position, which it
             // stores in `f_pos` afterwards, or `pread`'s offset).
             unsafe { *ppos = end };
         }
-        // `n <= len <= MAX_RW_COUNT` (the VFS clamps it), so it fits isize.
-        n as isize
+        // `n <= len <= MAX_RW_COUNT` (the VFS clamps it), so it fits.
+        isize::try_from(n).map_err(|_| EINVAL)
     }
 
     /// The offset a read or write starts at: `*ppos`, or 0 for a stream
@@ -435,22 +453,17 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         len: usize,
         ppos: *mut bindings::loff_t,
     ) -> isize {
-        // SAFETY: the VFS calls `read` only on a file that `open` opened,
-        // with a valid or null `ppos`.
-        let (state, f, pos) =
-            unsafe { (Self::state(file), File::from_ptr(file), Self::offset(ppos)) };
-        let pos = match pos {
-            Ok(pos) => pos,
-            Err(e) => return e.to_errno() as isize,
-        };
-        let mut writer = match UserSlice::new(buf as usize, len) {
-            Ok(slice) => slice.writer(),
-            Err(e) => return e.to_errno() as isize,
-        };
-        let result = state.read(f, &mut writer, pos);
-        let end = pos.saturating_add(result.as_ref().map_or(0, |&n| n as u64));
-        // SAFETY: `ppos` is null or valid, as above.
-        unsafe { Self::finish(result, len, end, ppos) }
+        from_result(|| {
+            // SAFETY: the VFS calls `read` only on a file that `open`
+            // opened, with a valid or null `ppos`.
+            let (state, f, pos) =
+                unsafe { (Self::state(file), File::from_raw(file), Self::offset(ppos)?) };
+            let mut writer = UserSlice::new(buf.addr(), len)?.writer();
+            let n = state.read(f, &mut writer, pos)?;
+            let end = pos.saturating_add(n as u64);
+            // SAFETY: `ppos` is null or valid, as above.
+            unsafe { Self::finish(n, len, end, ppos) }
+        })
     }
 
     unsafe extern "C" fn write(
@@ -459,27 +472,21 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         len: usize,
         ppos: *mut bindings::loff_t,
     ) -> isize {
-        // SAFETY: as in `read`.
-        let (state, f, pos) =
-            unsafe { (Self::state(file), File::from_ptr(file), Self::offset(ppos)) };
-        let pos = match pos {
-            Ok(pos) => pos,
-            Err(e) => return e.to_errno() as isize,
-        };
-        let mut reader = match UserSlice::new(buf as usize, len) {
-            Ok(slice) => slice.reader(),
-            Err(e) => return e.to_errno() as isize,
-        };
-        let (result, end) = if T::HAS_WRITE_POS {
-            let mut end = pos;
-            (state.write_pos(f, &mut reader, &mut end), end)
-        } else {
-            let result = state.write(f, &mut reader, pos);
-            let end = pos.saturating_add(result.as_ref().map_or(0, |&n| n as u64));
-            (result, end)
-        };
-        // SAFETY: `ppos` is null or valid, as above.
-        unsafe { Self::finish(result, len, end, ppos) }
+        from_result(|| {
+            // SAFETY: as in `read`.
+            let (state, f, pos) =
+                unsafe { (Self::state(file), File::from_raw(file), Self::offset(ppos)?) };
+            let mut reader = UserSlice::new(buf.addr(), len)?.reader();
+            let (n, end) = if T::HAS_WRITE_POS {
+                let mut end = pos;
+                (state.write_pos(f, &mut reader, &mut end)?, end)
+            } else {
+                let n = state.write(f, &mut reader, pos)?;
+                (n, pos.saturating_add(n as u64))
+            };
+            // SAFETY: `ppos` is null or valid, as above.
+            unsafe { Self::finish(n, len, end, ppos) }
+        })
     }
 
     unsafe extern "C" fn llseek(
@@ -487,49 +494,30 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         offset: bindings::loff_t,
         whence: c_int,
     ) -> bindings::loff_t {
-        // The VFS answers a `whence` past `SEEK_HOLE` with `EINVAL` itself.
-        let pos = match whence {
-            // SEEK_SET: a negative position is `EINVAL`, as in `vfs_setpos`.
-            0 => match u64::try_from(offset) {
-                Ok(o) => SeekFrom::Start(o),
-                Err(_) => return EINVAL.to_errno().into(),
-            },
-            1 => SeekFrom::Current(offset),
-            2 => SeekFrom::End(offset),
-            3 => SeekFrom::Data(offset),
-            4 => SeekFrom::Hole(offset),
-            _ => return EINVAL.to_errno().into(),
-        };
-        // SAFETY: as in `read`.
-        let (state, f) = unsafe { (Self::state(file), File::from_ptr(file)) };
-        match state
-            .seek(f, pos)
-            .and_then(|p| i64::try_from(p).map_err(|_| EOVERFLOW))
-        {
-            Ok(new) => {
-                // SAFETY: the file is valid. `read`/`write` of another
-                // thread that shares this open file may store `f_pos` at
-                // the same time (device files have no `f_pos_lock`): a
-                // volatile store of the aligned 64-bit value, C's
-                // `WRITE_ONCE`, is the plain store `vfs_setpos` makes.
-                unsafe { core::ptr::write_volatile(core::ptr::addr_of_mut!((*file).f_pos), new) };
-                new
-            }
-            Err(e) => e.to_errno().into(),
-        }
+        from_result(|| {
+            // SAFETY: as in `read`.
+            let (state, f) = unsafe { (Self::state(file), File::from_raw(file)) };
+            let new = state.seek(f, SeekFrom::from_c(offset, whence)?)?;
+            let new = i64::try_from(new).map_err(|_| EOVERFLOW)?;
+            // SAFETY: the file is valid. `read`/`write` of another thread
+            // that shares this open file may store `f_pos` at the same time
+            // (device files have no `f_pos_lock`): a volatile store of the
+            // aligned 64-bit value, C's `WRITE_ONCE`, is the plain store
+            // `vfs_setpos` makes.
+            unsafe { core::ptr::write_volatile(core::ptr::addr_of_mut!((*file).f_pos), new) };
+            Ok(new)
+        })
     }
 
     unsafe extern "C" fn ioctl(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
         // SAFETY: as in `read`.
-        let (state, f) = unsafe { (Self::state(file), File::from_ptr(file)) };
+        let (state, f) = unsafe { (Self::state(file), File::from_raw(file)) };
         let cmd = IoctlCommand {
             cmd,
+            // `unsigned long` and `usize` are both 64 bits on x86-64.
             arg: arg as usize,
         };
-        match state.ioctl(f, cmd) {
-            Ok(v) => v.into(),
-            Err(e) => e.to_errno().into(),
-        }
+        from_result(|| state.ioctl(f, cmd).map(c_long::from))
     }
 
     unsafe extern "C" fn poll(
@@ -537,7 +525,7 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         table: *mut bindings::poll_table_struct,
     ) -> bindings::__poll_t {
         // SAFETY: as in `read`.
-        let (state, f) = unsafe { (Self::state(file), File::from_ptr(file)) };
+        let (state, f) = unsafe { (Self::state(file), File::from_raw(file)) };
         // INVARIANT: the VFS passes the file and its table, valid during
         // the callback, which `table` does not outlive.
         let table = PollTable {
@@ -545,8 +533,10 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
             table,
             _p: PhantomData,
         };
-        // EPOLLERR for an error: poll has no other way to report one.
-        state.poll(f, &table).unwrap_or(0x0008)
+        // `EPOLLERR` for an error: poll has no other way to report one.
+        state
+            .poll(f, &table)
+            .unwrap_or(bindings::RUST_CONST_HELPER_EPOLLERR)
     }
 }
 // ANCHOR_END: vtable

@@ -113,7 +113,7 @@ impl<T> Opaque<T> {
     }
 
     /// The address of the C value.
-    pub const fn get(&self) -> *mut T {
+    pub const fn as_raw(&self) -> *mut T {
         UnsafeCell::raw_get(&self.value).cast()
     }
 

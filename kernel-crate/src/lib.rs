@@ -26,6 +26,7 @@ pub mod module;
 pub mod module_param;
 pub mod prelude;
 pub mod print;
+pub mod registration;
 pub mod sync;
 pub mod task;
 pub mod user;

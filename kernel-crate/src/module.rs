@@ -8,7 +8,7 @@ use core::ffi::c_int;
 use core::mem::MaybeUninit;
 
 use crate::bindings;
-use crate::error::Result;
+use crate::error::{from_result, Result};
 
 // ANCHOR: module_trait
 /// A kernel module: created when the module is loaded, dropped when it is
@@ -31,6 +31,19 @@ pub trait Module: Sized + Sync + Send {
 /// the module's code does.
 pub struct ThisModule(*mut bindings::module);
 
+unsafe extern "C" {
+    /// The `struct module` of the `.ko` this code is linked into, defined
+    /// in its `.mod.c` by modpost. Every module links its own copy of this
+    /// crate (a static library), so this is always the module's own.
+    static __this_module: bindings::module;
+}
+
+/// The module this crate is linked into, for tables built at compile time
+/// (`file_operations.owner`, `cdev.owner`), as `THIS_MODULE` is in C.
+// INVARIANT: `__this_module` of the module this code is linked into (see
+// the declaration above).
+pub(crate) const OWNER: ThisModule = ThisModule(&raw const __this_module as *mut bindings::module);
+
 // SAFETY: `ThisModule` only hands out the pointer; the kernel synchronises
 // access to the `struct module` it points to.
 unsafe impl Sync for ThisModule {}
@@ -48,7 +61,7 @@ impl ThisModule {
     }
 
     /// Returns the raw pointer, for C functions that take an owner.
-    pub const fn as_ptr(&self) -> *mut bindings::module {
+    pub const fn as_raw(&self) -> *mut bindings::module {
         self.0
     }
 
@@ -90,16 +103,14 @@ impl<T: Module> ModuleSlot<T> {
     /// Called once, from `init_module`, before [`ModuleSlot::exit`] and never
     /// concurrently with it.
     pub unsafe fn init(&self, module: &'static ThisModule) -> c_int {
-        match T::init(module) {
-            Ok(value) => {
-                // SAFETY: the caller guarantees no other access to the slot
-                // runs now.
-                unsafe { (*self.0.get()).write(value) };
-                // INVARIANT: the slot now holds an initialised `T`.
-                0
-            }
-            Err(error) => error.to_errno(),
-        }
+        from_result(|| {
+            let value = T::init(module)?;
+            // SAFETY: the caller guarantees no other access to the slot runs
+            // now.
+            unsafe { (*self.0.get()).write(value) };
+            // INVARIANT: the slot now holds an initialised `T`.
+            Ok(0)
+        })
     }
 
     /// Drops the value kept by a successful [`ModuleSlot::init`].

@@ -34,7 +34,7 @@ use core::fmt::{self, Write};
 use core::marker::PhantomData;
 
 use crate::bindings;
-use crate::error::{code::EINVAL, Result};
+use crate::error::{code::EINVAL, from_result, Result};
 use crate::module::ThisModule;
 
 /// The size of the buffer the kernel hands to `get`: one page (`PAGE_SIZE`
@@ -468,10 +468,7 @@ unsafe extern "C" fn set_param<T: ModuleParam>(
     // writer and every reader of a writable value holds; a read-only value
     // has no readers yet while the kernel parses the `insmod` arguments.
     let value = unsafe { &mut *(*kp).__bindgen_anon_1.arg.cast::<T>() };
-    match value.set(arg) {
-        Ok(()) => 0,
-        Err(error) => error.to_errno(),
-    }
+    from_result(|| value.set(arg).map(|()| 0))
 }
 
 /// Writes into the `get` buffer; what does not fit is dropped.
@@ -571,7 +568,7 @@ impl KernelParam {
         // invariant.
         Self(bindings::kernel_param {
             name: name.as_ptr(),
-            mod_: module.as_ptr(),
+            mod_: module.as_raw(),
             ops: &ops.0,
             perm,
             // The level of a loadable module's parameters.
@@ -597,11 +594,11 @@ impl<'a> KParamGuard<'a> {
     /// Takes `module`'s parameter lock; called by
     /// [`ThisModule::kernel_param_lock`].
     pub(crate) fn lock(module: &'a ThisModule) -> Self {
-        // SAFETY: `module.as_ptr()` is a live `struct module` (the invariant
+        // SAFETY: `module.as_raw()` is a live `struct module` (the invariant
         // of `ThisModule`), whose `param_lock` the kernel initialised before
         // any code of the module runs; this may sleep, as all module code
         // outside atomic context may.
-        unsafe { bindings::kernel_param_lock(module.as_ptr()) };
+        unsafe { bindings::kernel_param_lock(module.as_raw()) };
         // INVARIANT: just locked.
         Self {
             module,
@@ -613,6 +610,6 @@ impl<'a> KParamGuard<'a> {
 impl Drop for KParamGuard<'_> {
     fn drop(&mut self) {
         // SAFETY: by the type invariants this task holds the lock.
-        unsafe { bindings::kernel_param_unlock(self.module.as_ptr()) };
+        unsafe { bindings::kernel_param_unlock(self.module.as_raw()) };
     }
 }

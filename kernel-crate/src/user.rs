@@ -15,7 +15,7 @@
 //! [`UserSliceReader`] and a [`UserSliceWriter`] that advance through the
 //! range, so a driver can never read or write past what it was given.
 
-use core::ffi::c_void;
+use core::ffi::{c_ulong, c_void};
 
 use crate::alloc::{Flags, KVec};
 use crate::bindings;
@@ -113,7 +113,7 @@ impl UserSliceReader {
             bindings::rust_helper_copy_from_user(
                 out.as_mut_ptr().cast::<c_void>(),
                 self.addr as *const c_void,
-                n as _,
+                n as c_ulong,
             )
         };
         if left != 0 {
@@ -197,7 +197,7 @@ impl UserSliceWriter {
             bindings::rust_helper_copy_to_user(
                 self.addr as *mut c_void,
                 data.as_ptr().cast::<c_void>(),
-                n as _,
+                n as c_ulong,
             )
         };
         if left != 0 {

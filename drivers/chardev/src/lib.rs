@@ -131,14 +131,13 @@ struct RustChardev {
 
 // ANCHOR: init
 impl kernel::Module for RustChardev {
-    fn init(module: &'static ThisModule) -> Result<Self> {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
         let mut buffers = KVec::new();
         for _ in 0..MINORS {
             let buffer: Buffer = Arc::pin_init(new_mutex!(KVec::new()), GFP_KERNEL)?;
             buffers.push(buffer, GFP_KERNEL)?;
         }
-        let dev =
-            chrdev::Registration::new_pinned(c_str!("rust_chardev"), MINORS, buffers, module)?;
+        let dev = chrdev::Registration::new_pinned(c_str!("rust_chardev"), MINORS, buffers)?;
         pr_info!("registered {} minors\n", MINORS);
         Ok(RustChardev { _dev: dev })
     }

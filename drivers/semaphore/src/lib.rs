@@ -159,7 +159,7 @@ struct RustSemaphore {
 
 // ANCHOR: init
 impl kernel::Module for RustSemaphore {
-    fn init(module: &'static ThisModule) -> Result<Self> {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
         pr_info!("Rust semaphore sample (init)\n");
         let sema = Arc::new(
             Semaphore {
@@ -171,7 +171,7 @@ impl kernel::Module for RustSemaphore {
             },
             GFP_KERNEL,
         )?;
-        let dev = miscdev::Registration::new_pinned(c_str!("rust_semaphore"), sema, module)?;
+        let dev = miscdev::Registration::new_pinned(c_str!("rust_semaphore"), sema)?;
         Ok(RustSemaphore { _dev: dev })
     }
 }

@@ -199,7 +199,7 @@ struct RustSharedMisc {
 
 // ANCHOR: init
 impl kernel::Module for RustSharedMisc {
-    fn init(module: &'static ThisModule) -> Result<Self> {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
         let shared = Arc::pin_init(
             pin_init!(Shared {
                 queue <- new_mutex!(
@@ -210,7 +210,7 @@ impl kernel::Module for RustSharedMisc {
             }),
             GFP_KERNEL,
         )?;
-        let dev = miscdev::Registration::new_pinned(c_str!("rust_shared_misc"), shared, module)?;
+        let dev = miscdev::Registration::new_pinned(c_str!("rust_shared_misc"), shared)?;
         pr_info!("registered /dev/rust_shared_misc\n");
         Ok(RustSharedMisc { _dev: dev })
     }

@@ -74,13 +74,13 @@ struct MyDriver {
 }
 
 impl kernel::Module for MyDriver {
-    fn init(module: &'static ThisModule) -> Result<Self> {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
         let empty = Message {
             bytes: [0; CAPACITY],
             len: 0,
         };
         let message = Arc::pin_init(new_mutex!(empty, "Message"), GFP_KERNEL)?;
-        let dev = miscdev::Registration::new_pinned(c_str!("my_driver"), message, module)?;
+        let dev = miscdev::Registration::new_pinned(c_str!("my_driver"), message)?;
         pr_info!("registered /dev/my_driver\n");
         Ok(MyDriver { _dev: dev })
     }

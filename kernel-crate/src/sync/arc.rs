@@ -86,7 +86,7 @@ impl<T> Arc<T> {
 impl<T> Clone for Arc<T> {
     fn clone(&self) -> Self {
         // SAFETY: the block is live (type invariant).
-        unsafe { bindings::rust_helper_refcount_inc(self.ptr.as_ref().refcount.get()) };
+        unsafe { bindings::rust_helper_refcount_inc(self.ptr.as_ref().refcount.as_raw()) };
         // INVARIANT: the count now includes the new `Arc`.
         Arc {
             ptr: self.ptr,
@@ -107,7 +107,7 @@ impl<T> Drop for Arc<T> {
     fn drop(&mut self) {
         // SAFETY: the block is live (type invariant) while this `Arc` counts.
         let last = unsafe {
-            bindings::rust_helper_refcount_dec_and_test(self.ptr.as_ref().refcount.get())
+            bindings::rust_helper_refcount_dec_and_test(self.ptr.as_ref().refcount.as_raw())
         } != 0;
         if last {
             // SAFETY: the count reached zero: no other `Arc` exists; the

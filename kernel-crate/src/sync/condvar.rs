@@ -1,16 +1,16 @@
-//! [`CondVar`]: a condition variable over a wait queue.
+//! [`CondVar`]: a condition variable, built on the crate's [`WaitQueue`].
 //!
 //! C header: [`include/linux/wait.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/wait.h)
 
 use core::ffi::CStr;
-use core::marker::PhantomPinned;
-use core::ptr;
+use core::pin::pin;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::lock::{Backend, Guard};
+use super::wait::{Sleep, WaitEntry, WaitQueue};
 use super::LockClassKey;
 use crate::bindings;
-use crate::init::{pin_init_from_closure, Opaque, PinInit};
+use crate::init::PinInit;
 
 /// An initialiser for a [`CondVar`], with a lock class of its own (for the
 /// wait queue's spinlock): `new_condvar!()` or `new_condvar!("name")`.
@@ -51,21 +51,14 @@ macro_rules! new_condvar {
 ///
 /// # Invariants
 ///
-/// `wait_queue_head` has been initialised by `__init_waitqueue_head` and
-/// never moves. If `polled` is false, the queue was never given to
-/// `poll_wait` (see `CondVar::poll_head`).
+/// If `polled` is false, the queue was never given to `poll_wait` (see
+/// `CondVar::poll_head`).
 pub struct CondVar {
-    wait_queue_head: Opaque<bindings::wait_queue_head>,
+    /// The waiting tasks; pinned with the condition variable.
+    queue: WaitQueue,
     polled: AtomicBool,
-    _pin: PhantomPinned,
 }
 // ANCHOR_END: condvar
-
-// SAFETY: the wait queue may be used from any thread; its own spinlock
-// protects it.
-unsafe impl Send for CondVar {}
-// SAFETY: as above.
-unsafe impl Sync for CondVar {}
 
 impl CondVar {
     /// An initialiser of a condition variable; use [`new_condvar!`], which
@@ -73,24 +66,11 @@ impl CondVar {
     ///
     /// [`new_condvar!`]: crate::new_condvar
     pub fn new(name: &'static CStr, key: &'static LockClassKey) -> impl PinInit<Self> {
-        let init = move |slot: *mut Self| {
-            // SAFETY: the slot is valid and will not move (contract of
-            // `PinInit`); the name and key are `'static`.
-            unsafe {
-                bindings::__init_waitqueue_head(
-                    Opaque::raw_get(ptr::addr_of_mut!((*slot).wait_queue_head)),
-                    name.as_ptr(),
-                    key.as_ptr(),
-                );
-                ptr::addr_of_mut!((*slot).polled).write(AtomicBool::new(false));
-            };
-            // INVARIANT: the wait queue head is initialised in place, and
-            // nothing has polled it yet.
-            Ok(())
-        };
-        // SAFETY: the closure initialises both fields with data and never
-        // fails.
-        unsafe { pin_init_from_closure(init) }
+        // INVARIANT: nothing has polled the new queue yet.
+        crate::pin_init!(CondVar {
+            queue <- WaitQueue::new(name, key),
+            polled <- AtomicBool::new(false),
+        })
     }
 
     /// The wait queue head, for `poll_wait` ([`crate::file::PollTable`]).
@@ -102,65 +82,44 @@ impl CondVar {
     pub(crate) fn poll_head(&self) -> *mut bindings::wait_queue_head {
         // INVARIANT: set before the queue can be handed to `poll_wait`.
         self.polled.store(true, Ordering::Relaxed);
-        self.wait_queue_head.get()
+        self.queue.as_raw()
     }
 
     // ANCHOR: wait_internal
-    fn wait_internal<T: ?Sized, B: Backend>(&self, state: u32, guard: &mut Guard<'_, T, B>) {
-        // The entry lives on this stack frame and does not move until
-        // `finish_wait` has taken it off the queue.
-        let wait = Opaque::<bindings::wait_queue_entry>::uninit();
-        // SAFETY: `wait` is valid for writes; it is not on any queue yet.
-        unsafe { bindings::init_wait_entry(wait.get(), 0) };
-        // SAFETY: both are initialised; `prepare_to_wait_exclusive` sets the
-        // task state *before* the lock is released, so a notification sent
-        // between the unlock and `schedule` is not lost: it makes the task
-        // runnable again and `schedule` returns at once.
-        unsafe {
-            bindings::prepare_to_wait_exclusive(self.wait_queue_head.get(), wait.get(), state as _)
-        };
-        // SAFETY: `schedule` may be called from any sleepable context; the
-        // caller's lock is released around it.
-        guard.do_unlocked(|| unsafe { bindings::schedule() });
-        // SAFETY: the entry was added by `prepare_to_wait_exclusive` above.
-        unsafe { bindings::finish_wait(self.wait_queue_head.get(), wait.get()) };
+    fn wait_internal<T: ?Sized, B: Backend>(&self, sleep: Sleep, guard: &mut Guard<'_, T, B>) {
+        let mut entry = pin!(WaitEntry::new());
+        // On the queue, with the task marked sleeping, *before* the lock
+        // is released: a notification sent between the unlock and
+        // `schedule` is not lost, it makes the task runnable again and
+        // `schedule` returns at once.
+        self.queue.prepare_to_wait(entry.as_mut(), sleep);
+        guard.do_unlocked(crate::task::schedule);
+        // Dropping `entry` takes the task off the queue (`finish_wait`).
     }
     // ANCHOR_END: wait_internal
 
     /// Releases the lock of `guard`, sleeps until notified, and takes the
     /// lock again. Signals do not wake it.
     pub fn wait<T: ?Sized, B: Backend>(&self, guard: &mut Guard<'_, T, B>) {
-        self.wait_internal(bindings::RUST_CONST_HELPER_TASK_UNINTERRUPTIBLE, guard);
+        self.wait_internal(Sleep::Uninterruptible, guard);
     }
 
     /// Like [`wait`](CondVar::wait), but a signal wakes it too. Returns
     /// `true` if a signal is pending: the caller should give up (typically
     /// with `EINTR`) rather than wait again.
     pub fn wait_interruptible<T: ?Sized, B: Backend>(&self, guard: &mut Guard<'_, T, B>) -> bool {
-        self.wait_internal(bindings::RUST_CONST_HELPER_TASK_INTERRUPTIBLE, guard);
+        self.wait_internal(Sleep::Interruptible, guard);
         crate::task::signal_pending()
-    }
-
-    fn notify(&self, count: i32) {
-        // SAFETY: the wait queue is initialised (type invariant).
-        unsafe {
-            bindings::__wake_up(
-                self.wait_queue_head.get(),
-                bindings::RUST_CONST_HELPER_TASK_NORMAL,
-                count,
-                ptr::null_mut(),
-            )
-        };
     }
 
     /// Wakes one waiter, if any.
     pub fn notify_one(&self) {
-        self.notify(1);
+        self.queue.wake_one();
     }
 
     /// Wakes every waiter.
     pub fn notify_all(&self) {
-        self.notify(0);
+        self.queue.wake_all();
     }
 }
 
@@ -169,13 +128,13 @@ impl Drop for CondVar {
         if !*self.polled.get_mut() {
             return;
         }
-        // SAFETY: the queue is initialised (type invariant). Waking it with
+        // SAFETY: the queue is initialised (`WaitQueue`'s invariant). Waking it with
         // `POLLFREE` makes every epoll entry on it leave the queue; epoll
         // readers that saw the queue before hold the RCU read lock, and
         // `synchronize_rcu` waits for them, so nothing touches the queue
         // after this returns (the RFC's `PollCondVar` does the same).
         unsafe {
-            bindings::__wake_up_pollfree(self.wait_queue_head.get());
+            bindings::__wake_up_pollfree(self.queue.as_raw());
             bindings::synchronize_rcu();
         }
     }

@@ -97,7 +97,7 @@ impl<T, B: Backend> Lock<T, B> {
                 B::init(
                     Opaque::raw_get(addr_of_mut!((*slot).state)),
                     name.as_ptr(),
-                    key.as_ptr(),
+                    key.as_raw(),
                 )
             };
             // INVARIANT: `state` is initialised and pinned from now on.
@@ -114,7 +114,7 @@ impl<T: ?Sized, B: Backend> Lock<T, B> {
     /// reached; the lock is released when the guard is dropped.
     pub fn lock(&self) -> Guard<'_, T, B> {
         // SAFETY: `state` is initialised (type invariant).
-        let state = unsafe { B::lock(self.state.get()) };
+        let state = unsafe { B::lock(self.state.as_raw()) };
         // INVARIANT: the lock is held, by this thread.
         Guard {
             lock: self,
@@ -164,11 +164,11 @@ impl<'a, T: ?Sized, B: Backend> Guard<'a, T, B> {
     /// [`CondVar`](super::CondVar) to sleep without the lock.
     pub fn do_unlocked<U>(&mut self, f: impl FnOnce() -> U) -> U {
         // SAFETY: the lock is held, with `self.state` (type invariant).
-        unsafe { B::unlock(self.lock.state.get(), &self.state) };
+        unsafe { B::unlock(self.lock.state.as_raw(), &self.state) };
         let result = f();
         // SAFETY: `state` is initialised (type invariant of `Lock`).
         // INVARIANT: the lock is held again, with the new state.
-        self.state = unsafe { B::lock(self.lock.state.get()) };
+        self.state = unsafe { B::lock(self.lock.state.as_raw()) };
         result
     }
 }
@@ -195,7 +195,7 @@ impl<T: ?Sized, B: Backend> DerefMut for Guard<'_, T, B> {
 impl<T: ?Sized, B: Backend> Drop for Guard<'_, T, B> {
     fn drop(&mut self) {
         // SAFETY: the lock is held, with `self.state` (type invariant).
-        unsafe { B::unlock(self.lock.state.get(), &self.state) };
+        unsafe { B::unlock(self.lock.state.as_raw(), &self.state) };
     }
 }
 // ANCHOR_END: deref

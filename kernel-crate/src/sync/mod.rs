@@ -70,8 +70,8 @@ impl LockClassKey {
     }
 
     /// The address of the C key.
-    pub const fn as_ptr(&self) -> *mut bindings::lock_class_key {
-        self.0.get()
+    pub const fn as_raw(&self) -> *mut bindings::lock_class_key {
+        self.0.as_raw()
     }
 }
 

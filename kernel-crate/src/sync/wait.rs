@@ -66,7 +66,7 @@ impl WaitQueue {
                 bindings::__init_waitqueue_head(
                     Opaque::raw_get(ptr::addr_of_mut!((*slot).head)),
                     name.as_ptr(),
-                    key.as_ptr(),
+                    key.as_raw(),
                 )
             };
             // INVARIANT: the head is initialised in place.
@@ -93,12 +93,12 @@ impl WaitQueue {
         match entry.queue {
             None => {
                 // SAFETY: the entry is not on any queue yet.
-                unsafe { bindings::init_wait_entry(entry.entry.get(), 0) };
+                unsafe { bindings::init_wait_entry(entry.entry.as_raw(), 0) };
             }
             Some(queue) if !ptr::eq(queue, self) => {
                 // SAFETY: the entry is on (or was on) `queue`, which outlives
                 // it (`'q`).
-                unsafe { bindings::finish_wait(queue.head.get(), entry.entry.get()) };
+                unsafe { bindings::finish_wait(queue.head.as_raw(), entry.entry.as_raw()) };
             }
             Some(_) => {}
         }
@@ -107,10 +107,15 @@ impl WaitQueue {
         // SAFETY: the queue is initialised (type invariant) and the entry
         // too; the entry is pinned and leaves the queue in its `Drop`.
         unsafe {
-            bindings::prepare_to_wait_exclusive(self.head.get(), entry.entry.get(), state as _)
+            bindings::prepare_to_wait_exclusive(self.head.as_raw(), entry.entry.as_raw(), state)
         };
     }
     // ANCHOR_END: prepare_to_wait
+
+    /// The C `wait_queue_head`, for `poll_wait` and `__wake_up_pollfree`.
+    pub(crate) fn as_raw(&self) -> *mut bindings::wait_queue_head {
+        self.head.as_raw()
+    }
 
     /// Wakes one task waiting on the queue, if any.
     pub fn wake_one(&self) {
@@ -126,7 +131,7 @@ impl WaitQueue {
         // SAFETY: the queue is initialised (type invariant).
         unsafe {
             bindings::__wake_up(
-                self.head.get(),
+                self.head.as_raw(),
                 bindings::RUST_CONST_HELPER_TASK_NORMAL,
                 count,
                 ptr::null_mut(),
@@ -170,7 +175,7 @@ impl Drop for WaitEntry<'_> {
             // SAFETY: the entry was initialised and may be on `queue`, which
             // is alive (type invariant); `finish_wait` takes it off if it
             // is, and sets the task running.
-            unsafe { bindings::finish_wait(queue.head.get(), self.entry.get()) };
+            unsafe { bindings::finish_wait(queue.head.as_raw(), self.entry.as_raw()) };
         }
     }
 }

@@ -112,9 +112,9 @@ struct Scratch {
 }
 
 impl kernel::Module for Scratch {
-    fn init(module: &'static ThisModule) -> Result<Self> {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
         let buffer: Shared = Arc::pin_init(new_mutex!(KVec::new()), GFP_KERNEL)?;
-        let dev = miscdev::Registration::new_pinned(c_str!("scratch"), buffer, module)?;
+        let dev = miscdev::Registration::new_pinned(c_str!("scratch"), buffer)?;
         pr_info!("registered /dev/scratch\n");
         Ok(Scratch { _dev: dev })
     }

@@ -1,0 +1,177 @@
+//! What a misc device and a char device region share: a pinned
+//! registration that keeps the driver's [`FileOperations::OpenData`]
+//! beside the C structure that the VFS finds when one of its files is
+//! opened, registers it with the `file_operations` of [`FileOperations`],
+//! and unregisters it when dropped.
+//!
+//! [`crate::miscdev`] and [`crate::chrdev`] each add a [`Kind`]: the C
+//! structure, how to register it and how an `open` finds it.
+//!
+//! C headers: [`include/linux/miscdevice.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/miscdevice.h),
+//! [`include/linux/cdev.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/cdev.h).
+
+use core::marker::PhantomPinned;
+use core::pin::Pin;
+use core::ptr::addr_of_mut;
+
+use crate::alloc::{flags::GFP_KERNEL, KBox};
+use crate::bindings;
+use crate::error::{Error, Result};
+use crate::file::{FileOperations, FileOpsVtable, OpenAdapter};
+use crate::init::{pin_init_from_closure, PinInit};
+
+/// A kind of device registration: the C structure that the VFS finds on
+/// open, and how it is registered and unregistered.
+///
+/// # Safety
+///
+/// After a successful [`register`](Kind::register) of a `device` and until
+/// [`unregister`](Kind::unregister) returns, every file opened through
+/// `device` is opened with the given `file_operations`, and
+/// [`device_of_open`](Kind::device_of_open) called with the `open`
+/// callback's arguments returns `device`, which C keeps alive for the whole
+/// callback (so the registration around it is alive too). After
+/// `unregister` returns, no new open reaches the `file_operations`.
+pub unsafe trait Kind {
+    /// The C structure (and what else the kind keeps), embedded in the
+    /// registration, pinned.
+    type Device;
+    /// What registering needs besides the `file_operations`, such as the
+    /// name.
+    type Options;
+
+    /// Initialises and registers the device at `device` with `fops`.
+    ///
+    /// # Safety
+    ///
+    /// `device` is valid for writes and will not move until
+    /// [`unregister`](Kind::unregister); on error it holds nothing that
+    /// needs dropping or unregistering.
+    unsafe fn register(
+        device: *mut Self::Device,
+        fops: &'static bindings::file_operations,
+        options: Self::Options,
+    ) -> Result;
+
+    /// Unregisters a device that [`register`](Kind::register) registered.
+    ///
+    /// # Safety
+    ///
+    /// `device` was registered, and is unregistered only once.
+    unsafe fn unregister(device: *mut Self::Device);
+
+    /// The device that a file being opened belongs to.
+    ///
+    /// # Safety
+    ///
+    /// `inode` and `file` are the arguments of an `open` callback of a file
+    /// opened through a device that [`register`](Kind::register)
+    /// registered.
+    unsafe fn device_of_open(
+        inode: *mut bindings::inode,
+        file: *mut bindings::file,
+    ) -> *mut Self::Device;
+}
+
+// ANCHOR: registration
+/// A registered device of kind `K` whose files are `T`; dropping it
+/// unregisters the device.
+///
+/// C keeps pointers into the device (a global list of misc devices, the
+/// cdev map) and reads the `file_operations` on every open: it may not
+/// move while registered, so a registration only exists pinned.
+///
+/// # Invariants
+///
+/// From a successful initialisation until drop, `device` is registered
+/// (`K::register`) with the `file_operations` of
+/// `FileOpsVtable<Self, T>`, and `open_data` is initialised.
+pub struct Registration<K: Kind, T: FileOperations> {
+    device: K::Device,
+    open_data: T::OpenData,
+    _pin: PhantomPinned,
+}
+// ANCHOR_END: registration
+
+// SAFETY: the registration only gives out `&T::OpenData` (which is `Sync`),
+// and the kinds' unregister functions may be called from any thread.
+unsafe impl<K: Kind, T: FileOperations> Sync for Registration<K, T> {}
+// SAFETY: as above; `T::OpenData: Send` lets it be dropped anywhere.
+unsafe impl<K: Kind, T: FileOperations> Send for Registration<K, T> {}
+
+impl<K: Kind, T: FileOperations> Registration<K, T> {
+    /// An initialiser that registers the device with `options`; every open
+    /// gets `open_data`.
+    pub(crate) fn init(options: K::Options, open_data: T::OpenData) -> impl PinInit<Self, Error> {
+        let init = move |slot: *mut Self| {
+            // SAFETY: `slot` is valid for writes and will not move (contract
+            // of `PinInit`); the open data is written before the device is
+            // registered, so no open can see it uninitialised.
+            unsafe { addr_of_mut!((*slot).open_data).write(open_data) };
+            let fops = FileOpsVtable::<Self, T>::build();
+            // SAFETY: the device field is valid for writes and pinned with
+            // the slot; it stays there until `Drop` unregisters it.
+            let registered = unsafe { K::register(addr_of_mut!((*slot).device), fops, options) };
+            if let Err(e) = registered {
+                // SAFETY: initialised above and never seen by C: drop it so
+                // the slot holds nothing that needs dropping.
+                unsafe { core::ptr::drop_in_place(addr_of_mut!((*slot).open_data)) };
+                return Err(e);
+            }
+            // INVARIANT: registered with `fops`, and `open_data` is set.
+            Ok(())
+        };
+        // SAFETY: on `Ok` every field is initialised; on `Err` the only
+        // field that needs dropping has been dropped, and the device holds
+        // nothing (contract of `Kind::register`).
+        unsafe { pin_init_from_closure(init) }
+    }
+
+    /// Registers the device in a new heap block.
+    pub(crate) fn init_pinned(
+        options: K::Options,
+        open_data: T::OpenData,
+    ) -> Result<Pin<KBox<Self>>> {
+        KBox::pin_init(Self::init(options, open_data), GFP_KERNEL)
+    }
+
+    /// The data shared by every open of the device.
+    pub fn open_data(&self) -> &T::OpenData {
+        &self.open_data
+    }
+
+    /// What the kind keeps (its C structure), for the kind's own accessors.
+    pub(crate) fn device(&self) -> &K::Device {
+        &self.device
+    }
+}
+
+// ANCHOR: open_adapter
+// SAFETY: by the contract of `Kind`, the device an open belongs to is the
+// `device` field of a registration that C keeps alive for the whole `open`
+// callback, so the registration around it is alive and its `open_data`
+// initialised (type invariants).
+unsafe impl<K: Kind, T: FileOperations> OpenAdapter<T::OpenData> for Registration<K, T> {
+    unsafe fn open_data(
+        inode: *mut bindings::inode,
+        file: *mut bindings::file,
+    ) -> *const T::OpenData {
+        // SAFETY: the caller passes the arguments of an `open` callback of
+        // a file opened through this registration's device.
+        let device = unsafe { K::device_of_open(inode, file) };
+        let reg = crate::container_of!(device, Self, device);
+        // SAFETY: `device` is the `device` field of a live `Self` (see
+        // above), so `reg` points at that registration.
+        unsafe { addr_of_mut!((*reg).open_data) }
+    }
+}
+// ANCHOR_END: open_adapter
+
+impl<K: Kind, T: FileOperations> Drop for Registration<K, T> {
+    fn drop(&mut self) {
+        // SAFETY: registered (type invariants), and dropped only once;
+        // nothing is opened through it after this returns, and open files
+        // do not use it.
+        unsafe { K::unregister(addr_of_mut!(self.device)) };
+    }
+}
