@@ -28,7 +28,8 @@ use anyhow::{bail, Context, Result};
 
 use crate::debugkernel::KernelChoice;
 use crate::jobs::{self, Job};
-use crate::report::LabResult;
+use crate::report::{Entry, LabResult};
+use crate::run::LabRequest;
 use crate::{debugkernel, setup, vm, workspace};
 
 /// The fixture that runs last and must pass.
@@ -128,8 +129,29 @@ pub fn run_cmd(args: &FixturesArgs) -> Result<bool> {
         browser: false,
         verbose: false,
     })?;
+    let dirs = selected(&root, args)?;
+    let out = root.join(match args.kernel {
+        KernelChoice::Debian => "target/checker/fixtures",
+        KernelChoice::Debug => "target/checker/fixtures-debug",
+    });
+    let tmp = out.join("tmp");
+    if tmp.exists() {
+        fs::remove_dir_all(&tmp)?;
+    }
+    fs::create_dir_all(&tmp)?;
+    let (dirs, entries) = run_all(&root, &dirs, args, &out, &tmp)?;
+    println!();
+    let verdicts_ok = compare_verdicts(&dirs, &entries, args)?;
+    let clean = clean_up(&tmp);
+    let _ = fs::remove_dir(&tmp);
+    Ok(verdicts_ok && clean)
+}
+
+/// The fixtures to run: those named (default: all), on the debug kernel
+/// only those with a `debug-verdict.txt` (the kernel built first).
+fn selected(root: &Path, args: &FixturesArgs) -> Result<Vec<PathBuf>> {
     let verdict_name = verdict_file(args.kernel);
-    let mut dirs = all_fixtures(&root)?;
+    let mut dirs = all_fixtures(root)?;
     if args.kernel == KernelChoice::Debug {
         // Built once here, not by two runs at the same time.
         debugkernel::ensure(&setup::cache_root())?;
@@ -143,15 +165,19 @@ pub fn run_cmd(args: &FixturesArgs) -> Result<bool> {
         }
         dirs.retain(|d| args.names.iter().any(|n| d.ends_with(n)));
     }
-    let out = root.join(match args.kernel {
-        KernelChoice::Debian => "target/checker/fixtures",
-        KernelChoice::Debug => "target/checker/fixtures-debug",
-    });
-    let tmp = out.join("tmp");
-    if tmp.exists() {
-        fs::remove_dir_all(&tmp)?;
-    }
-    fs::create_dir_all(&tmp)?;
+    Ok(dirs)
+}
+
+/// Runs the broken fixtures, then `healthy` alone; returns the fixtures in
+/// the order run and their entries. The reports go to `out`, the runs'
+/// temporary files to `tmp`.
+fn run_all(
+    root: &Path,
+    dirs: &[PathBuf],
+    args: &FixturesArgs,
+    out: &Path,
+    tmp: &Path,
+) -> Result<(Vec<PathBuf>, Vec<Entry>)> {
     let job = |dir: &PathBuf| {
         let name = dir
             .file_name()
@@ -160,47 +186,49 @@ pub fn run_cmd(args: &FixturesArgs) -> Result<bool> {
         Job {
             student: String::new(),
             lab: name.clone(),
-            args: vec![
-                name.clone().into(),
-                "--lab-dir".into(),
-                dir.clone().into(),
-                "--kernel".into(),
-                args.kernel.arg().into(),
-            ],
-            cwd: root.clone(),
+            request: LabRequest {
+                name: name.clone(),
+                lab_dir: Some(dir.clone()),
+                kernel: Some(args.kernel),
+                ..LabRequest::default()
+            },
+            cwd: root.to_path_buf(),
             log: out.join("logs").join(format!("{name}.txt")),
-            result: out.join("logs").join(format!("{name}.json")),
             env: vec![
-                (OsString::from("TMPDIR"), Some(tmp.clone().into())),
+                (OsString::from("TMPDIR"), Some(tmp.into())),
                 // The snapshots of a fixture are written by hand.
                 (OsString::from("UPDATE_EXPECT"), None),
             ],
         }
     };
-    let (last, broken): (Vec<&PathBuf>, Vec<&PathBuf>) =
-        dirs.iter().partition(|d| d.ends_with(HEALTHY));
+    let (last, broken): (Vec<PathBuf>, Vec<PathBuf>) =
+        dirs.iter().cloned().partition(|d| d.ends_with(HEALTHY));
     let parallel = args.jobs.unwrap_or_else(jobs::default_jobs);
-    let broken_jobs: Vec<Job> = broken.iter().map(|d| job(d)).collect();
-    let mut entries = jobs::run_and_report(&broken_jobs, parallel, &out)?;
+    let broken_jobs: Vec<Job> = broken.iter().map(job).collect();
+    let mut entries = jobs::run_and_report(&broken_jobs, parallel, out)?;
     if !last.is_empty() {
         println!();
         println!("after the broken ones, a healthy module:");
-        let last_jobs: Vec<Job> = last.iter().map(|d| job(d)).collect();
+        let last_jobs: Vec<Job> = last.iter().map(job).collect();
         entries.extend(jobs::run_and_report(&last_jobs, 1, &out.join("healthy"))?);
-        crate::report::write_reports(&out, &entries)?;
+        crate::report::write_reports(out, &entries)?;
     }
+    Ok(([broken, last].concat(), entries))
+}
 
-    println!();
+/// Prints each fixture's verdict against its verdict file (rewriting the
+/// file with `--update`); true when every one is as expected.
+fn compare_verdicts(dirs: &[PathBuf], entries: &[Entry], args: &FixturesArgs) -> Result<bool> {
     let width = entries
         .iter()
         .map(|e| e.result.lab.len())
         .max()
         .unwrap_or(0);
     let mut ok = true;
-    for (dir, e) in broken.iter().chain(&last).zip(&entries) {
+    for (dir, e) in dirs.iter().zip(entries) {
         let r = &e.result;
         let got = verdict_line(r, args.kernel);
-        let file = dir.join(verdict_name);
+        let file = dir.join(verdict_file(args.kernel));
         let want = fs::read_to_string(&file).unwrap_or_default();
         let want = want.trim();
         let same = want == got;
@@ -226,27 +254,32 @@ pub fn run_cmd(args: &FixturesArgs) -> Result<bool> {
             println!("        {:<width$}  expected: {want}", "");
         }
     }
-    let leftovers: Vec<String> = fs::read_dir(&tmp)?
+    Ok(ok)
+}
+
+/// Whether every run left `tmp` empty and no process uses it; says so.
+fn clean_up(tmp: &Path) -> bool {
+    let leftovers: Vec<String> = fs::read_dir(tmp)
+        .into_iter()
+        .flatten()
         .flatten()
         .map(|e| e.path().display().to_string())
         .collect();
-    let procs = processes_using(&tmp);
+    let procs = processes_using(tmp);
     if leftovers.is_empty() && procs.is_empty() {
         println!(
             "clean-up: no process and no temporary file left in {}",
             tmp.display()
         );
-    } else {
-        ok = false;
-        for l in &leftovers {
-            println!("LEFT    temporary file {l}");
-        }
-        for p in &procs {
-            println!("LEFT    process {p}");
-        }
+        return true;
     }
-    let _ = fs::remove_dir(&tmp);
-    Ok(ok)
+    for l in &leftovers {
+        println!("LEFT    temporary file {l}");
+    }
+    for p in &procs {
+        println!("LEFT    process {p}");
+    }
+    false
 }
 
 /// The table of fixtures and their expected verdicts, as the book shows it.

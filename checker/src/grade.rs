@@ -7,19 +7,20 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use ::vm::console;
+use serde::{Deserialize, Serialize};
 
-use crate::lab::Lab;
+use crate::lab::{Lab, LabStep};
+use crate::plan::{Plan, Slot, StepId};
 use crate::results::Transcript;
 use crate::snapshot;
 
 /// Why a step failed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Failure {
-    /// The snapshot differs from the expected file.
-    Mismatch {
-        /// The expected text.
-        expected: String,
-    },
+    /// The snapshot differs from the expected file (the expected text is
+    /// [`StepGrade::expected`]).
+    Mismatch,
     /// There is no expected file yet.
     MissingExpected,
     /// The module did not build; nothing ran.
@@ -35,46 +36,151 @@ pub enum Failure {
     KernelReport,
 }
 
-/// The verdict of one step.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
+impl Failure {
+    /// Every failure, for reading a report back.
+    pub const ALL: [Failure; 7] = [
+        Failure::Mismatch,
+        Failure::MissingExpected,
+        Failure::BuildFailed,
+        Failure::TimedOut,
+        Failure::GuestStopped,
+        Failure::NotRun,
+        Failure::KernelReport,
+    ];
+
+    /// The reason the reports give (`reason` in the JSON).
+    pub fn reason(self) -> &'static str {
+        match self {
+            Failure::Mismatch => "the output differs from the expected snapshot",
+            Failure::MissingExpected => "no expected snapshot",
+            Failure::BuildFailed => "the module did not build",
+            Failure::TimedOut => "the time limit expired during this step",
+            Failure::GuestStopped => "the guest stopped during this step",
+            Failure::NotRun => "not run: an earlier step stopped the guest",
+            Failure::KernelReport => "the kernel reported a problem during this step",
+        }
+    }
+}
+
+/// The status of one graded step: the one enum that grading, the
+/// terminal, the JSON and JUnit reports and Gradescope all read. In the
+/// JSON it is the pair `status` (`passed`, `failed`, `skipped`) and
+/// `reason`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "StatusRecord", try_from = "StatusRecord")]
+pub enum Status {
     /// Matches the expected file.
-    Pass,
+    Passed,
     /// `UPDATE_EXPECT` is set: the expected file was (re)written.
     Updated,
     /// Did not pass.
-    Fail(Failure),
+    Failed(Failure),
     /// Not graded: the step it `depends` on (named here) did not pass.
     Skipped(String),
 }
 
+/// The reason of [`Status::Updated`].
+const UPDATED: &str = "the expected snapshot was written (UPDATE_EXPECT)";
+
+impl Status {
+    /// Passed (or updated).
+    pub fn passed(&self) -> bool {
+        matches!(self, Status::Passed | Status::Updated)
+    }
+
+    /// The word of the JSON's `status`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Status::Passed | Status::Updated => "passed",
+            Status::Failed(_) => "failed",
+            Status::Skipped(_) => "skipped",
+        }
+    }
+
+    /// Why it failed or was skipped (the JSON's `reason`).
+    pub fn reason(&self) -> Option<String> {
+        match self {
+            Status::Passed => None,
+            Status::Updated => Some(UPDATED.to_owned()),
+            Status::Failed(f) => Some(f.reason().to_owned()),
+            Status::Skipped(dep) => Some(format!("needs step {dep:?}, which did not pass")),
+        }
+    }
+}
+
+/// How a [`Status`] is written in the reports.
+#[derive(Serialize, Deserialize)]
+struct StatusRecord {
+    status: String,
+    reason: Option<String>,
+}
+
+impl From<Status> for StatusRecord {
+    fn from(s: Status) -> StatusRecord {
+        StatusRecord {
+            status: s.word().to_owned(),
+            reason: s.reason(),
+        }
+    }
+}
+
+impl TryFrom<StatusRecord> for Status {
+    type Error = String;
+
+    fn try_from(r: StatusRecord) -> Result<Status, String> {
+        let reason = r.reason.as_deref();
+        match r.status.as_str() {
+            "passed" if reason == Some(UPDATED) => Ok(Status::Updated),
+            "passed" => Ok(Status::Passed),
+            "skipped" => reason
+                .and_then(|r| r.strip_prefix("needs step "))
+                .and_then(|r| r.strip_suffix(", which did not pass"))
+                .and_then(|dep| serde_json::from_str::<String>(dep).ok())
+                .map(Status::Skipped)
+                .ok_or_else(|| format!("a skipped step without its reason: {reason:?}")),
+            "failed" => Failure::ALL
+                .into_iter()
+                .find(|f| Some(f.reason()) == reason)
+                .map(Status::Failed)
+                .ok_or_else(|| format!("unknown reason of a failed step: {reason:?}")),
+            other => Err(format!("unknown step status {other:?}")),
+        }
+    }
+}
+
 /// One graded step.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepGrade {
-    /// 0-based index.
-    pub index: usize,
+    /// The step.
+    pub id: StepId,
     /// Step name.
     pub name: String,
     /// Guest time the step took, in seconds.
     pub time: Option<f64>,
     /// The actual snapshot text, when the step completed.
     pub actual: Option<String>,
+    /// The expected text, when it differs from `actual`
+    /// ([`Failure::Mismatch`]).
+    pub expected: Option<String>,
     /// The expected file.
     pub expected_path: PathBuf,
-    /// The verdict.
-    pub verdict: Verdict,
+    /// The status.
+    pub status: Status,
     /// The full output of a host step.
     pub log: Option<PathBuf>,
     /// The step's weight (`points` in `lab.toml`).
     pub points: u32,
     /// The lab's hint for this step, shown when it fails.
     pub hint: Option<String>,
+    /// An unloading step (`rmmod`) whose command failed: the module
+    /// refused to unload.
+    pub unload_refused: bool,
 }
 
 impl StepGrade {
     /// Passed (or updated).
     pub fn passed(&self) -> bool {
-        matches!(self.verdict, Verdict::Pass | Verdict::Updated)
+        self.status.passed()
     }
 
     /// The points earned: all of them when passed, else none.
@@ -85,23 +191,38 @@ impl StepGrade {
             0
         }
     }
+
+    /// `NN (name)`, as verdicts name a step.
+    pub fn label(&self) -> String {
+        format!("{:02} ({})", self.id.number(), self.name)
+    }
+
+    /// The expected/actual line diff of a mismatch.
+    pub fn diff(&self, color: bool) -> Option<String> {
+        match (&self.status, &self.expected) {
+            (Status::Failed(Failure::Mismatch), Some(expected)) => {
+                Some(diff(expected, self.actual.as_deref().unwrap_or(""), color))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Marks every step whose `depends` step did not pass (or was skipped
-/// itself) as [`Verdict::Skipped`], so one mistake is reported once.
+/// itself) as [`Status::Skipped`], so one mistake is reported once.
 pub fn apply_depends(lab: &Lab, grades: &mut [StepGrade]) {
     for i in 0..grades.len() {
         let Some(dep) = lab
             .config
             .steps
-            .get(grades[i].index)
+            .get(grades[i].id.0)
             .and_then(|s| s.depends.as_deref())
         else {
             continue;
         };
         let failed = grades[..i].iter().any(|g| g.name == dep && !g.passed());
         if failed {
-            grades[i].verdict = Verdict::Skipped(dep.to_owned());
+            grades[i].status = Status::Skipped(dep.to_owned());
         }
     }
 }
@@ -113,15 +234,15 @@ pub fn fail_reported_step(grades: &mut [StepGrade], crash: &Crash) {
     let Some((index, _)) = &crash.step else {
         return;
     };
-    if let Some(g) = grades.iter_mut().find(|g| g.index == *index) {
+    if let Some(g) = grades.iter_mut().find(|g| g.id.0 == *index) {
         if g.passed() {
-            g.verdict = Verdict::Fail(Failure::KernelReport);
+            g.status = Status::Failed(Failure::KernelReport);
         }
     }
 }
 
 /// A crash or warning seen on the kernel console.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Crash {
     /// The first matching console line.
     pub line: String,
@@ -147,130 +268,134 @@ pub fn all_build_failed(lab: &Lab) -> Vec<StepGrade> {
     failed_as_build(lab, |_| true)
 }
 
-fn failed_as_build(lab: &Lab, keep: impl Fn(&crate::lab::LabStep) -> bool) -> Vec<StepGrade> {
+fn failed_as_build(lab: &Lab, keep: impl Fn(&LabStep) -> bool) -> Vec<StepGrade> {
     lab.config
         .steps
         .iter()
         .enumerate()
         .filter(|(_, s)| keep(s))
-        .map(|(i, s)| StepGrade {
-            index: i,
-            name: s.name.clone(),
-            time: None,
-            actual: None,
-            expected_path: lab.expected_path(i),
-            verdict: Verdict::Fail(Failure::BuildFailed),
-            log: None,
-            points: s.points,
+        .map(|(i, _)| StepGrade {
             hint: None,
+            ..ungraded(lab, StepId(i), Status::Failed(Failure::BuildFailed))
         })
         .collect()
 }
 
-/// Grades the host step `index` of `lab`, which exited with `status` after
-/// printing `output` (kept in full in `log`) in `time` seconds.
-pub fn grade_host(
-    lab: &Lab,
-    index: usize,
-    status: i32,
-    output: &str,
-    log: &Path,
-    time: f64,
-    update: bool,
-) -> StepGrade {
-    let step = &lab.config.steps[index];
-    let expected_path = lab.expected_path(index);
-    let actual = match step.compile_fail() {
-        Some(case) => crate::compilefail::render(case, status, output),
-        None => snapshot::render_host(step.command(), status, output),
-    };
-    let verdict = compare(&expected_path, &actual, update);
+/// A grade of step `id` with `status`, before anything of its run is known.
+fn ungraded(lab: &Lab, id: StepId, status: Status) -> StepGrade {
+    let step = &lab.config.steps[id.0];
     StepGrade {
-        index,
+        id,
         name: step.name.clone(),
-        time: Some(time),
-        actual: Some(actual),
-        expected_path,
-        verdict,
-        log: Some(log.to_path_buf()),
+        time: None,
+        actual: None,
+        expected: None,
+        expected_path: lab.expected_path(id.0),
+        status,
+        log: None,
         points: step.points,
         hint: step.hint.clone(),
+        unload_refused: false,
     }
 }
 
-/// Grades each guest step of `lab` from the transcript, in which the guest
-/// steps are numbered from 0. `timed_out` tells how an unfinished step
-/// ended. With `update`, completed steps' expected files are written
-/// through `expect-test`.
-pub fn grade_steps(lab: &Lab, t: &Transcript, timed_out: bool, update: bool) -> Vec<StepGrade> {
+/// What a host step did: its exit status and output (kept in full in
+/// `log`), and how long it took.
+#[derive(Debug, Clone)]
+pub struct HostRun {
+    /// Exit status (-1 when killed by a signal).
+    pub status: i32,
+    /// What it printed (for a compile-fail step: the normalised errors).
+    pub output: String,
+    /// The full output.
+    pub log: PathBuf,
+    /// Seconds.
+    pub time: f64,
+}
+
+/// Grades the host step `id` of `lab` from its run.
+pub fn grade_host(lab: &Lab, id: StepId, run: &HostRun, update: bool) -> StepGrade {
+    let step = &lab.config.steps[id.0];
+    let actual = match step.compile_fail() {
+        Some(case) => crate::compilefail::render(case, run.status, &run.output),
+        None => snapshot::render_host(step.command(), run.status, &run.output),
+    };
+    let mut g = ungraded(lab, id, Status::Passed);
+    (g.status, g.expected) = compare(&g.expected_path, &actual, update);
+    StepGrade {
+        time: Some(run.time),
+        actual: Some(actual),
+        log: Some(run.log.clone()),
+        ..g
+    }
+}
+
+/// Grades each guest step of `lab` (run as `plan` says) from the
+/// transcript. `timed_out` tells how an unfinished step ended. With
+/// `update`, completed steps' expected files are written through
+/// `expect-test`.
+pub fn grade_steps(
+    lab: &Lab,
+    plan: &Plan,
+    t: &Transcript,
+    timed_out: bool,
+    update: bool,
+) -> Vec<StepGrade> {
     let modules = &lab.config.modules;
-    let guest_count = lab.guest_step_count();
-    let differential: Vec<usize> = (0..lab.config.steps.len())
-        .filter(|&i| lab.config.steps[i].differential)
-        .collect();
-    lab.config
-        .steps
+    plan.guest
         .iter()
         .enumerate()
-        .filter_map(|(i, step)| Some((i, step.guest()?)))
-        .enumerate()
-        .map(|(guest, (i, step))| {
-            let lab_step = &lab.config.steps[i];
-            let expected_path = lab.expected_path(i);
-            let record = t.step(guest);
-            let time = record.and_then(|r| r.duration());
-            let command = lab.shown_command(i);
+        .filter_map(|(n, run)| match run {
+            Slot::Step(id) => Some((n, *id)),
+            Slot::Reference(_) => None,
+        })
+        .map(|(n, id)| {
+            let mut g = ungraded(lab, id, Status::Failed(Failure::NotRun));
+            let record = t.step(n);
+            g.time = record.and_then(|r| r.duration());
+            let command = lab.shown_command(id.0);
             // A differential step's reference run: after the guest steps.
-            let reference = differential
-                .iter()
-                .position(|&d| d == i)
-                .map(|k| t.step(guest_count + k));
-            let expected_path = match (&reference, &lab.config.inputs) {
-                (Some(_), Some(inputs)) => {
-                    PathBuf::from(format!("(the reference solution, seed {})", inputs.seed))
-                }
-                (Some(_), None) => PathBuf::from("(the reference solution)"),
-                (None, _) => expected_path,
-            };
-            let (actual, verdict) = match record {
-                None => (None, Verdict::Fail(Failure::NotRun)),
-                Some(r) => match r.status {
-                    None if timed_out => (None, Verdict::Fail(Failure::TimedOut)),
-                    None => (None, Verdict::Fail(Failure::GuestStopped)),
-                    Some(status) => {
-                        let actual = snapshot::render(
-                            &command,
-                            status,
-                            r.output.as_deref().unwrap_or(""),
-                            r.kmsg.as_deref().unwrap_or(""),
-                            modules,
-                        );
-                        let verdict = match reference {
-                            None => compare(&expected_path, &actual, update),
-                            Some(reference) => {
-                                compare_reference(&command, reference, &actual, modules)
-                            }
-                        };
-                        (Some(actual), verdict)
+            let reference = lab.config.steps[id.0]
+                .differential
+                .then(|| plan.number_of(Slot::Reference(id)).and_then(|r| t.step(r)));
+            if reference.is_some() {
+                g.expected_path = match &lab.config.inputs {
+                    Some(inputs) => {
+                        PathBuf::from(format!("(the reference solution, seed {})", inputs.seed))
                     }
-                },
-            };
-            StepGrade {
-                index: i,
-                name: step.name.clone(),
-                time,
-                actual,
-                expected_path,
-                verdict,
-                log: None,
-                points: lab_step.points,
-                hint: lab_step.hint.clone(),
+                    None => PathBuf::from("(the reference solution)"),
+                };
             }
+            let Some(r) = record else {
+                return g;
+            };
+            let Some(status) = r.status else {
+                g.status = Status::Failed(if timed_out {
+                    Failure::TimedOut
+                } else {
+                    Failure::GuestStopped
+                });
+                return g;
+            };
+            let actual = snapshot::render(
+                &command,
+                status,
+                r.output.as_deref().unwrap_or(""),
+                r.kmsg.as_deref().unwrap_or(""),
+                modules,
+            );
+            (g.status, g.expected) = match reference {
+                None => compare(&g.expected_path, &actual, update),
+                Some(reference) => compare_reference(&command, reference, &actual, modules),
+            };
+            g.unload_refused = lab.config.steps[id.0].unloads() && status != 0;
+            g.actual = Some(actual);
+            g
         })
         .collect()
 }
 
-/// The verdict of a differential step: its snapshot `actual` must be the
+/// The status of a differential step: its snapshot `actual` must be the
 /// reference solution's, rendered the same way (the reference module's
 /// path, which an error message may name, read as the student's).
 fn compare_reference(
@@ -278,7 +403,7 @@ fn compare_reference(
     reference: Option<&crate::results::StepRecord>,
     actual: &str,
     modules: &[String],
-) -> Verdict {
+) -> (Status, Option<String>) {
     let ref_dir = format!("{}/", crate::lab::REF_DIR);
     let expected = match reference.and_then(|r| Some((r, r.status?))) {
         // Not a reference to compare with: the step itself must be wrong.
@@ -296,18 +421,20 @@ fn compare_reference(
         None => "(the reference solution's run of this step did not finish)\n".into(),
     };
     if expected == actual {
-        Verdict::Pass
+        (Status::Passed, None)
     } else {
-        Verdict::Fail(Failure::Mismatch { expected })
+        (Status::Failed(Failure::Mismatch), Some(expected))
     }
 }
 
-fn compare(path: &Path, actual: &str, update: bool) -> Verdict {
+/// The status of a snapshot `actual` against the file `path`, and the
+/// expected text when they differ.
+fn compare(path: &Path, actual: &str, update: bool) -> (Status, Option<String>) {
     let expected = std::fs::read_to_string(path)
         .ok()
         .map(|s| s.replace("\r\n", "\n"));
     if expected.as_deref() == Some(actual) {
-        return Verdict::Pass;
+        return (Status::Passed, None);
     }
     if update {
         if let Some(dir) = path.parent() {
@@ -319,11 +446,11 @@ fn compare(path: &Path, actual: &str, update: bool) -> Verdict {
             position: file!(),
         }
         .assert_eq(actual);
-        return Verdict::Updated;
+        return (Status::Updated, None);
     }
     match expected {
-        None => Verdict::Fail(Failure::MissingExpected),
-        Some(expected) => Verdict::Fail(Failure::Mismatch { expected }),
+        None => (Status::Failed(Failure::MissingExpected), None),
+        Some(expected) => (Status::Failed(Failure::Mismatch), Some(expected)),
     }
 }
 
@@ -502,15 +629,23 @@ mod tests {
         ]
         .concat();
         let t = crate::results::parse(token, &text);
-        let grades = grade_steps(&lab, &t, false, true);
+        let grades = grade_steps(&lab, &Plan::of(&lab), &t, false, true);
         let shown: Vec<String> = grades
             .iter()
-            .map(|g| format!("{} {} {:?}", g.name, g.expected_path.display(), g.verdict))
+            .map(|g| {
+                format!(
+                    "{} {} {:?} {:?}",
+                    g.name,
+                    g.expected_path.display(),
+                    g.status,
+                    g.expected
+                )
+            })
             .collect();
         expect![[r#"
-            same (the reference solution, seed 9) Pass
-            other (the reference solution, seed 9) Pass
-            ref-failed (the reference solution, seed 9) Fail(Mismatch { expected: "(the reference solution's run of this step failed, status 1: the lab's step must succeed with the reference solution)\n" })"#]]
+            same (the reference solution, seed 9) Passed None
+            other (the reference solution, seed 9) Passed None
+            ref-failed (the reference solution, seed 9) Failed(Mismatch) Some("(the reference solution's run of this step failed, status 1: the lab's step must succeed with the reference solution)\n")"#]]
         .assert_eq(&shown.join("\n"));
         // UPDATE_EXPECT writes no snapshot for them.
         assert!(!dir.path().join("expected").exists());
@@ -542,19 +677,24 @@ mod tests {
              {token} start 3 1.5\n"
         );
         let t = crate::results::parse(token, &text);
-        let grades = grade_steps(&lab, &t, true, false);
+        let grades = grade_steps(&lab, &Plan::of(&lab), &t, true, false);
         let shown: Vec<String> = grades
             .iter()
-            .map(|g| format!("{} {} {:?} {:?}", g.index, g.name, g.time, g.verdict))
+            .map(|g| {
+                format!(
+                    "{} {} {:?} {:?} {:?}",
+                    g.id.0, g.name, g.time, g.status, g.expected
+                )
+            })
             .collect();
         expect![[r#"
-            0 load Some(0.25) Fail(Mismatch { expected: "$ insmod /lab/hello.ko\nstatus: 0\n--- output\n--- kernel log\nhello: Hello\n" })
-            1 read Some(0.09999999999999987) Fail(MissingExpected)
-            2 hang None Fail(TimedOut)
-            3 unload None Fail(NotRun)"#]]
+            0 load Some(0.25) Failed(Mismatch) Some("$ insmod /lab/hello.ko\nstatus: 0\n--- output\n--- kernel log\nhello: Hello\n")
+            1 read Some(0.09999999999999987) Failed(MissingExpected) None
+            2 hang None Failed(TimedOut) None
+            3 unload None Failed(NotRun) None"#]]
         .assert_eq(&shown.join("\n"));
-        let grades = grade_steps(&lab, &t, false, false);
-        assert_eq!(grades[2].verdict, Verdict::Fail(Failure::GuestStopped));
+        let grades = grade_steps(&lab, &Plan::of(&lab), &t, false, false);
+        assert_eq!(grades[2].status, Status::Failed(Failure::GuestStopped));
     }
 
     #[test]
@@ -571,15 +711,8 @@ mod tests {
         let lab = Lab::load(dir.path()).unwrap();
         let mut grades: Vec<StepGrade> = (0..3)
             .map(|index| StepGrade {
-                index,
-                name: lab.config.steps[index].name.clone(),
-                time: None,
-                actual: None,
-                expected_path: lab.expected_path(index),
-                verdict: Verdict::Pass,
-                log: None,
-                points: 1,
                 hint: None,
+                ..ungraded(&lab, StepId(index), Status::Passed)
             })
             .collect();
         let crash = Crash {
@@ -591,17 +724,17 @@ mod tests {
         apply_depends(&lab, &mut grades);
         let shown: Vec<String> = grades
             .iter()
-            .map(|g| format!("{} {:?} {}", g.name, g.verdict, g.earned()))
+            .map(|g| format!("{} {:?} {}", g.name, g.status, g.earned()))
             .collect();
         expect![[r#"
-            load Pass 1
-            use Fail(KernelReport) 0
+            load Passed 1
+            use Failed(KernelReport) 0
             unload Skipped("use") 0"#]]
         .assert_eq(&shown.join("\n"));
 
         // A report before the first step (or after the last one) has no step.
         let mut untouched = grades.clone();
-        untouched[0].verdict = Verdict::Pass;
+        untouched[0].status = Status::Passed;
         fail_reported_step(
             &mut untouched,
             &Crash {
@@ -609,6 +742,32 @@ mod tests {
                 ..crash
             },
         );
-        assert_eq!(untouched[0].verdict, Verdict::Pass);
+        assert_eq!(untouched[0].status, Status::Passed);
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+
+    #[test]
+    fn every_status_reads_back_from_its_report() {
+        let all = [
+            Status::Passed,
+            Status::Updated,
+            Status::Skipped("load \"x\"".into()),
+        ]
+        .into_iter()
+        .chain(Failure::ALL.map(Status::Failed));
+        for status in all {
+            let json = serde_json::to_string(&status).unwrap();
+            let back: Status = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, status, "{json}");
+        }
+        expect_test::expect![[
+            r#"{"status":"skipped","reason":"needs step \"load\", which did not pass"}"#
+        ]]
+        .assert_eq(&serde_json::to_string(&Status::Skipped("load".into())).unwrap());
+        assert!(serde_json::from_str::<Status>(r#"{"status":"failed","reason":"?"}"#).is_err());
     }
 }

@@ -41,7 +41,6 @@
 //! the same submissions twice gives the same grades.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -51,7 +50,7 @@ use anyhow::{bail, Context, Result};
 use crate::jobs::{self, Job};
 use crate::lab::Lab;
 use crate::policy::{self, Violation};
-use crate::run::GuestArgs;
+use crate::run::{GuestArgs, LabRequest};
 use crate::{lab, setup, vm, workspace};
 
 /// A submission found in the grading folder.
@@ -482,27 +481,20 @@ pub fn prepare(root: &Path, sub: &Submission, work: &Path, only: &[String]) -> R
 }
 
 /// The child runs for `p`: one per lab, output and results under `out`.
-pub fn jobs_for(p: &Prepared, out: &Path, extra: &[OsString]) -> Vec<Job> {
+pub fn jobs_for(p: &Prepared, out: &Path, guest: GuestArgs) -> Vec<Job> {
     p.labs
         .iter()
-        .map(|l| {
-            let mut args: Vec<OsString> = vec![
-                l.into(),
-                "--root".into(),
-                p.workspace.clone().into(),
-                "--expected-dir".into(),
-                p.expected.join(l).into(),
-            ];
-            args.extend(extra.iter().cloned());
-            Job {
-                student: p.student.clone(),
-                lab: l.clone(),
-                args,
-                cwd: p.workspace.clone(),
-                log: out.join("logs").join(format!("{}-{l}.txt", p.student)),
-                result: out.join("logs").join(format!("{}-{l}.json", p.student)),
-                env: Vec::new(),
-            }
+        .map(|l| Job {
+            student: p.student.clone(),
+            lab: l.clone(),
+            request: LabRequest {
+                root: Some(p.workspace.clone()),
+                expected_dir: Some(p.expected.join(l)),
+                ..jobs::request(l, false, guest)
+            },
+            cwd: p.workspace.clone(),
+            log: out.join("logs").join(format!("{}-{l}.txt", p.student)),
+            env: Vec::new(),
         })
         .collect()
 }
@@ -544,12 +536,8 @@ pub fn seed_and_extra(
     let mut seeds = Vec::new();
     for job in jobs {
         let seed = crate::inputs::derive_seed(base, &job.student, &job.lab);
-        job.args.push("--seed".into());
-        job.args.push(seed.to_string().into());
-        if let Some(extra) = extra {
-            job.args.push("--extra".into());
-            job.args.push(extra.into());
-        }
+        job.request.seed = Some(seed);
+        job.request.extra = extra.map(Path::to_path_buf);
         seeds.push((job.student.clone(), job.lab.clone(), seed));
     }
     seeds
@@ -600,7 +588,6 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
             args.dir.display()
         );
     }
-    let flags = jobs::child_flags(false, args.guest);
     let base_seed = args.seed.unwrap_or_else(crate::inputs::os_seed);
     let extra = match &args.extra {
         Some(dir) if !dir.is_dir() => bail!("--extra {}: no such folder", dir.display()),
@@ -633,7 +620,7 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
                 let note = Notes::of(&p);
                 print!("{}", note.lines("  "));
                 notes.push(note);
-                all.extend(jobs_for(&p, &out, &flags));
+                all.extend(jobs_for(&p, &out, args.guest));
             }
             Err(e) => {
                 println!(" FAILED: {e:#}");
@@ -659,8 +646,7 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
         crate::run::build_reference(lab, &tc, &dir, &dir.join("build.log"))?;
         println!(" ok ({:.1} s)", started.elapsed().as_secs_f64());
         for job in all.iter_mut().filter(|j| j.lab == lab.name) {
-            job.args.push("--reference".into());
-            job.args.push(dir.clone().into());
+            job.request.reference = Some(dir.clone());
         }
     }
     // Only the labs that draw inputs have a seed to report.
@@ -903,14 +889,8 @@ mod tests {
             fs::read_to_string(p.expected.join("lab-01/01-a.txt")).unwrap(),
             "course\n"
         );
-        let jobs = jobs_for(p, Path::new("/out"), &[]);
-        let args: Vec<String> = jobs[0]
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        let at = args.iter().position(|a| a == "--expected-dir").unwrap();
-        let dir = PathBuf::from(&args[at + 1]);
+        let jobs = jobs_for(p, Path::new("/out"), GuestArgs::default());
+        let dir = jobs[0].request.expected_dir.clone().unwrap();
         assert_eq!(dir, p.expected.join("lab-01"));
         let mut lab = Lab::load(&ws.join("labs/lab-01")).unwrap();
         lab.config.expected_dir = Some(dir);
@@ -1078,29 +1058,18 @@ mod tests {
         let job = |student: &str, lab: &str| Job {
             student: student.into(),
             lab: lab.into(),
-            args: vec![lab.into()],
+            request: jobs::request(lab, false, GuestArgs::default()),
             cwd: PathBuf::from("/w"),
             log: PathBuf::from("/l"),
-            result: PathBuf::from("/r"),
             env: Vec::new(),
         };
         let mut jobs = vec![job("alice", "lab-03"), job("bob", "lab-03")];
         let seeds = seed_and_extra(&mut jobs, 7, Some(Path::new("/course")));
         assert_ne!(seeds[0].2, seeds[1].2);
-        let args: Vec<String> = jobs[0]
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let r = &jobs[0].request;
         assert_eq!(
-            args,
-            [
-                "lab-03",
-                "--seed",
-                &seeds[0].2.to_string(),
-                "--extra",
-                "/course"
-            ]
+            (r.name.as_str(), r.seed, r.extra.as_deref()),
+            ("lab-03", Some(seeds[0].2), Some(Path::new("/course")))
         );
         // The same base seed gives every student the same seed again.
         let mut again = vec![job("alice", "lab-03")];

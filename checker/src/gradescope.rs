@@ -58,7 +58,7 @@ pub fn from_entries(entries: &[Entry], visibility: &str) -> Result<Value> {
         time += r.wall;
         for step in &r.steps {
             let mut text = String::new();
-            if let Some(reason) = &step.reason {
+            if let Some(reason) = step.status.reason() {
                 let _ = writeln!(text, "{reason}");
             }
             if let Some(hint) = &step.hint {
@@ -74,7 +74,7 @@ pub fn from_entries(entries: &[Entry], visibility: &str) -> Result<Value> {
                 "number": format!("{}.{}", lab_number(&r.lab), step.number),
                 "score": step.earned,
                 "max_score": step.points,
-                "status": if step.status == "passed" { "passed" } else { "failed" },
+                "status": if step.status.passed() { "passed" } else { "failed" },
                 "output": text.trim_end(),
                 "tags": [r.lab.clone()],
                 "visibility": visibility,

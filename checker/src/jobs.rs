@@ -1,24 +1,32 @@
 //! Running many lab runs at once (`checker run --all -j N`, `checker
 //! grade`, `checker fixtures`).
 //!
-//! Each run is a child process, `checker lab NAME --result-json FILE ...`,
-//! with its own output file, its own build folder and its own QEMU guest:
-//! nothing mutable is shared between runs except Cargo's target folder,
-//! whose lock serialises the Cargo part of concurrent builds. At most `N`
-//! children run at once (default: the number of CPUs). Ctrl-C reaches the
-//! children too (same process group); each kills its own QEMU and removes
-//! its temporary folder, and this process waits for them.
+//! Each run is a child process, `checker child-run`, which reads its
+//! [`LabRequest`] as JSON on its standard input and streams its
+//! [`Event`]s back as JSON lines on its standard output. The parent
+//! renders them into the run's log with the terminal reporter and takes
+//! the result from the last one. Each child has its own log, its own build
+//! folder and its own QEMU guest: nothing mutable is shared between runs
+//! except Cargo's target folder, whose lock serialises the Cargo part of
+//! concurrent builds. At most `N` children run at once (default: the
+//! number of CPUs). Ctrl-C reaches the children too (same process group);
+//! each kills its own QEMU and removes its temporary folder, and this
+//! process waits for them.
 
 use std::ffi::OsString;
 use std::fs;
-use std::path::PathBuf;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use crate::events::{self, Event, Reporter as _};
 use crate::report::{self, Entry, LabResult};
-use crate::run::GuestArgs;
+use crate::run::{GuestArgs, LabRequest, RunResult};
+use crate::terminal::Terminal;
 use crate::{lab, setup, vm, workspace};
 
 /// One child run.
@@ -28,14 +36,12 @@ pub struct Job {
     pub student: String,
     /// Lab (or fixture) name.
     pub lab: String,
-    /// Arguments after `checker lab` (the lab name first).
-    pub args: Vec<OsString>,
+    /// What the child runs.
+    pub request: LabRequest,
     /// Working directory of the child.
     pub cwd: PathBuf,
-    /// Where the child's stdout and stderr go.
+    /// Where the child's output goes, as the terminal shows it.
     pub log: PathBuf,
-    /// Where the child writes its [`LabResult`].
-    pub result: PathBuf,
     /// Extra environment (`None` removes the variable).
     pub env: Vec<(OsString, Option<OsString>)>,
 }
@@ -50,6 +56,8 @@ pub fn default_jobs() -> usize {
 struct Running {
     job: Job,
     child: Child,
+    /// Renders the child's events into its log; its result at the end.
+    events: Option<JoinHandle<Option<RunResult>>>,
     started: Instant,
 }
 
@@ -62,13 +70,16 @@ impl Drop for Running {
             }
         }
         let _ = self.child.wait();
+        if let Some(events) = self.events.take() {
+            let _ = events.join();
+        }
     }
 }
 
 /// A private copy of this executable for the children: a `cargo build`
 /// elsewhere in the workspace may replace `target/debug/checker` while the
 /// runs go on.
-fn child_exe(dir: &std::path::Path) -> Result<PathBuf> {
+fn child_exe(dir: &Path) -> Result<PathBuf> {
     // /proc/self/exe opens even when the file was replaced meanwhile.
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let copy = dir.join(format!(".checker-{}", std::process::id()));
@@ -76,11 +87,12 @@ fn child_exe(dir: &std::path::Path) -> Result<PathBuf> {
     Ok(copy)
 }
 
-fn spawn(exe: &std::path::Path, job: &Job) -> Result<Child> {
+/// Starts `job`'s child, hands it its request, and a thread that renders
+/// its events into the job's log.
+fn spawn(exe: &Path, job: &Job) -> Result<Running> {
     if let Some(dir) = job.log.parent() {
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let _ = fs::remove_file(&job.result);
     let log = fs::File::create(&job.log)
         .with_context(|| format!("cannot create {}", job.log.display()))?;
     let mut cmd = Command::new(exe);
@@ -90,17 +102,40 @@ fn spawn(exe: &std::path::Path, job: &Job) -> Result<Child> {
             None => cmd.env_remove(k),
         };
     }
-    cmd.arg("lab")
-        .args(&job.args)
-        .arg("--result-json")
-        .arg(&job.result)
+    let mut child = cmd
+        .arg("child-run")
         .current_dir(&job.cwd)
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(log.try_clone()?)
         .spawn()
-        .context("cannot start a child checker")
+        .context("cannot start a child checker")?;
+    let request = serde_json::to_string(&job.request)?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A child that died at once is reported from its log.
+        let _ = writeln!(stdin, "{request}");
+    }
+    let stdout = child.stdout.take().context("the child has no output")?;
+    let events = std::thread::spawn(move || {
+        let mut terminal = Terminal::new(log, false);
+        let mut result = None;
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let event = events::decode(&line);
+            terminal.event(&event);
+            if let Event::Finished { result: r } = event {
+                result = Some(*r);
+            }
+        }
+        result
+    });
+    Ok(Running {
+        job: job.clone(),
+        child,
+        events: Some(events),
+        started: Instant::now(),
+    })
 }
 
 /// Runs `jobs`, at most `parallel` at a time, and returns one entry per
@@ -116,15 +151,40 @@ pub fn run(
     let Some(first) = jobs.first() else {
         return Ok(Vec::new());
     };
-    let exe_dir = first.log.parent().unwrap_or(std::path::Path::new("."));
+    let exe_dir = first.log.parent().unwrap_or(Path::new("."));
     let exe = child_exe(exe_dir)?;
     let result = run_with(&exe, jobs, parallel, on_done);
     let _ = fs::remove_file(&exe);
     result
 }
 
+/// The record of a finished child: from its last event, else (it stopped
+/// before) an error naming the last line of its log.
+fn finished(run: &mut Running, status: std::process::ExitStatus) -> LabResult {
+    let job = &run.job;
+    let result = run.events.take().and_then(|t| t.join().ok()).flatten();
+    let mut r = match result {
+        Some(r) => LabResult::from_run(&r),
+        None => {
+            let log = fs::read_to_string(&job.log).unwrap_or_default();
+            let last = log
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("no output");
+            LabResult::error(
+                &job.lab,
+                &format!("the checker stopped ({status}): {last}"),
+                Some(&job.log),
+            )
+        }
+    };
+    r.output_log = Some(job.log.display().to_string());
+    r
+}
+
 fn run_with(
-    exe: &std::path::Path,
+    exe: &Path,
     jobs: &[Job],
     parallel: usize,
     on_done: &mut dyn FnMut(usize, &Job, &LabResult, Duration),
@@ -140,14 +200,7 @@ fn run_with(
         while next < jobs.len() && running.len() < parallel {
             let job = &jobs[next];
             match spawn(exe, job) {
-                Ok(child) => running.push((
-                    next,
-                    Running {
-                        job: job.clone(),
-                        child,
-                        started: Instant::now(),
-                    },
-                )),
+                Ok(run) => running.push((next, run)),
                 Err(e) => {
                     let r = LabResult::error(&job.lab, &format!("{e:#}"), Some(&job.log));
                     on_done(next, job, &r, Duration::ZERO);
@@ -158,31 +211,13 @@ fn run_with(
         }
         let mut i = 0;
         while i < running.len() {
-            let status = running[i].1.child.try_wait()?;
-            let Some(status) = status else {
+            let Some(status) = running[i].1.child.try_wait()? else {
                 i += 1;
                 continue;
             };
-            let (index, run) = running.swap_remove(i);
-            let job = &run.job;
-            let mut r = match LabResult::read(&job.result) {
-                Ok(r) => r,
-                Err(_) => {
-                    let log = fs::read_to_string(&job.log).unwrap_or_default();
-                    let last = log
-                        .lines()
-                        .rev()
-                        .find(|l| !l.trim().is_empty())
-                        .unwrap_or("no output");
-                    LabResult::error(
-                        &job.lab,
-                        &format!("the checker stopped ({status}): {last}"),
-                        Some(&job.log),
-                    )
-                }
-            };
-            r.output_log = Some(job.log.display().to_string());
-            on_done(index, job, &r, run.started.elapsed());
+            let (index, mut run) = running.swap_remove(i);
+            let r = finished(&mut run, status);
+            on_done(index, &run.job, &r, run.started.elapsed());
             results[index] = Some(r);
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -247,24 +282,14 @@ pub struct RunArgs {
     pub report: Option<PathBuf>,
 }
 
-/// Common flags of a child `checker lab`.
-pub fn child_flags(solution: bool, guest: GuestArgs) -> Vec<OsString> {
-    let mut v: Vec<OsString> = Vec::new();
-    if solution {
-        v.push("--solution".into());
+/// The request of a child run of `lab` with the common flags.
+pub fn request(lab: &str, solution: bool, guest: GuestArgs) -> LabRequest {
+    LabRequest {
+        name: lab.to_owned(),
+        solution,
+        guest,
+        ..LabRequest::default()
     }
-    if let Some(t) = guest.timeout {
-        v.push("--timeout".into());
-        v.push(t.to_string().into());
-    }
-    if let Some(a) = guest.accel {
-        v.push("--accel".into());
-        let name = clap::ValueEnum::to_possible_value(&a)
-            .map(|v| v.get_name().to_owned())
-            .unwrap_or_default();
-        v.push(name.into());
-    }
-    v
 }
 
 /// Runs `jobs` with progress lines, writes the reports into `out`, prints
@@ -327,7 +352,6 @@ pub fn run_cmd(args: &RunArgs) -> Result<bool> {
             None => bail!("name a lab (checker run lab-01) or give --all"),
         }
     };
-    let flags = child_flags(args.solution, args.guest);
     // Install what is missing once, before any child does.
     setup::ensure(&setup::Options {
         book: false,
@@ -336,17 +360,12 @@ pub fn run_cmd(args: &RunArgs) -> Result<bool> {
     })?;
     if labs.len() == 1 && args.report.is_none() {
         // One lab: the ordinary `checker lab`, in this terminal.
-        let exe = std::env::current_exe()?;
-        let mut cmd = Command::new(exe);
-        cmd.arg("lab").arg(&labs[0]).args(&flags);
-        if let Some(k) = args.step {
-            cmd.args(["--step", &k.to_string()]);
-        }
-        let status = cmd.status().context("cannot start the checker")?;
-        if vm::interrupted() {
-            return Err(vm::Interrupted.into());
-        }
-        return Ok(status.success());
+        let req = LabRequest {
+            step: args.step,
+            ..request(&labs[0], args.solution, args.guest)
+        };
+        let r = crate::run::run_request(&req, &mut Terminal::stdout())?;
+        return Ok(r.passed());
     }
     let out = args
         .report
@@ -354,22 +373,16 @@ pub fn run_cmd(args: &RunArgs) -> Result<bool> {
         .unwrap_or_else(|| root.join("target/checker/reports/run"));
     let jobs: Vec<Job> = labs
         .iter()
-        .map(|l| {
-            let mut a: Vec<OsString> = vec![l.into()];
-            a.extend(flags.iter().cloned());
-            if let Some(k) = args.step {
-                a.push("--step".into());
-                a.push(k.to_string().into());
-            }
-            Job {
-                student: String::new(),
-                lab: l.clone(),
-                args: a,
-                cwd: root.clone(),
-                log: out.join("logs").join(format!("{l}.txt")),
-                result: out.join("logs").join(format!("{l}.json")),
-                env: Vec::new(),
-            }
+        .map(|l| Job {
+            student: String::new(),
+            lab: l.clone(),
+            request: LabRequest {
+                step: args.step,
+                ..request(l, args.solution, args.guest)
+            },
+            cwd: root.clone(),
+            log: out.join("logs").join(format!("{l}.txt")),
+            env: Vec::new(),
         })
         .collect();
     let entries = run_and_report(&jobs, args.jobs.unwrap_or_else(default_jobs), &out)?;

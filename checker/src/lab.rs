@@ -498,6 +498,12 @@ impl LabStep {
         }
     }
 
+    /// Whether the step unloads a module (its command is `rmmod ...`): its
+    /// failing is a module that refused to unload.
+    pub fn unloads(&self) -> bool {
+        matches!(&self.kind, StepKind::Guest(run) if run.trim_start().starts_with("rmmod"))
+    }
+
     /// The command as the snapshot records it: `run` or `host`.
     pub fn command(&self) -> &str {
         match &self.kind {

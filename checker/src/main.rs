@@ -1,14 +1,15 @@
 //! `checker`: sets up the machine, runs and grades the labs.
 #![forbid(unsafe_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
-use checker::lab::Lab;
-use checker::run::{self, GuestArgs};
+use checker::events::{JsonLines, Reporter};
+use checker::run::{self, GuestArgs, LabRequest};
+use checker::terminal::Terminal;
 use checker::{setup, vm, workspace};
 
 /// Sets up the machine, builds a lab's kernel module, runs it in a QEMU
@@ -51,7 +52,7 @@ enum Cmd {
         /// Run only up to step K (1-based) and stop there.
         #[arg(long, value_name = "K")]
         step: Option<usize>,
-        /// Write the result as JSON to this file (for `checker run` and `grade`).
+        /// Also write the result's JSON record to this file.
         #[arg(long, hide = true, value_name = "FILE")]
         result_json: Option<PathBuf>,
         /// Use this workspace root instead of the current one (for `checker grade`).
@@ -79,6 +80,11 @@ enum Cmd {
         #[arg(long, hide = true, value_name = "PATH")]
         reference: Option<PathBuf>,
     },
+    /// A child run of `checker run`, `grade` or `fixtures`: reads its
+    /// request (JSON) on standard input, streams its events (JSON lines)
+    /// on standard output.
+    #[command(hide = true)]
+    ChildRun,
     /// Build the debug guest kernel (`make vm-debug`), or say where the
     /// cached one is.
     VmDebug,
@@ -181,99 +187,29 @@ fn real_main(cli: Cli) -> Result<bool> {
             extra,
             reference,
         } => {
-            vm::install_interrupt_handler()?;
-            let root = match root {
-                Some(r) => Ok(r),
-                None => workspace::root(),
+            let req = LabRequest {
+                name,
+                lab_dir,
+                root,
+                expected_dir,
+                solution,
+                guest,
+                keep,
+                step,
+                kernel: Some(kernel),
+                seed,
+                extra,
+                reference,
             };
-            // A path (it has a `/`): a folder anywhere, such as a driver of
-            // one's own; named after the folder.
-            let (lab_dir, name) = match lab_dir {
-                None if name.contains('/') => {
-                    let dir = PathBuf::from(&name);
-                    let base = dir
-                        .canonicalize()
-                        .ok()
-                        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-                        .unwrap_or(name);
-                    (Some(dir), base)
-                }
-                other => (other, name),
-            };
-            let dir = match lab_dir {
-                // Absolute: expected files are written relative to it.
-                Some(d) => d.canonicalize().unwrap_or(d),
-                None => {
-                    let root = root.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
-                    let lab = root.join("labs").join(&name);
-                    // A sample (drivers/<name>/lab.toml) when no lab has the name.
-                    let sample = root.join("drivers").join(&name);
-                    if !lab.join("lab.toml").is_file() && sample.join("lab.toml").is_file() {
-                        sample
-                    } else {
-                        lab
-                    }
-                }
-            };
-            if !dir.join("lab.toml").is_file() {
-                let known = root
-                    .as_ref()
-                    .ok()
-                    .and_then(|r| checker::lab::all_labs(r).ok())
-                    .unwrap_or_default()
-                    .iter()
-                    .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                anyhow::bail!(
-                    "no lab {name:?}: {} has no lab.toml (labs: {known})",
-                    dir.display()
-                );
-            }
-            let mut lab = Lab::load(&dir)?;
-            lab.name = name;
-            lab.config.expected_dir = expected_dir;
-            if let Some(extra) = &extra {
-                // Absolute: UPDATE_EXPECT writes the snapshots relative to it.
-                let extra = extra
-                    .canonicalize()
-                    .with_context(|| format!("--extra {}: no such folder", extra.display()))?;
-                let n = lab.add_extra(&extra)?;
-                println!(
-                    "--extra: {n} extra steps from {}",
-                    extra.join(&lab.name).join("lab.toml").display()
-                );
-            }
-            if let Some(k) = step {
-                let n = lab.config.steps.len();
-                if k == 0 || k > n {
-                    anyhow::bail!("--step {k}: {} has steps 1 to {n}", lab.name);
-                }
-                if lab.config.steps[..k].iter().all(|s| s.guest().is_none()) {
-                    anyhow::bail!(
-                        "--step {k}: steps 1 to {k} run on the host only; a run needs a guest step"
-                    );
-                }
-                println!(
-                    "--step {k}: runs steps 1 to {k} ({}), the earlier ones to set it up",
-                    lab.config.steps[k - 1].name
-                );
-                lab.config.steps.truncate(k);
-            }
-            let tc = ensure_quiet()?;
-            let tc = match (kernel, &root) {
-                (checker::debugkernel::KernelChoice::Debian, _) => tc,
-                (choice, Ok(r)) => checker::debugkernel::toolchain_for(choice, tc, r)?,
-                (_, Err(e)) => anyhow::bail!("--kernel debug needs the workspace: {e}"),
-            };
-            let mut opts = guest.lab_options(solution, keep)?;
-            opts.seed = seed;
-            opts.reference = reference;
-            let report = run::run_lab(root.as_deref().ok(), &lab, &tc, &opts)?;
-            if let Some(path) = result_json {
-                checker::report::LabResult::from_report(&report).write(&path)?;
-            }
-            Ok(report.passed())
+            lab(&req, &mut Terminal::stdout(), result_json.as_deref())
+        }
+        Cmd::ChildRun => {
+            let mut line = String::new();
+            std::io::stdin()
+                .read_line(&mut line)
+                .context("cannot read the request")?;
+            let req: LabRequest = serde_json::from_str(&line).context("invalid request")?;
+            lab(&req, &mut JsonLines(std::io::stdout()), None)
         }
         Cmd::VmDebug => {
             vm::install_interrupt_handler()?;
@@ -286,20 +222,7 @@ fn real_main(cli: Cli) -> Result<bool> {
             );
             Ok(true)
         }
-        Cmd::ResetPackages { image } => {
-            let list = std::fs::read_to_string(&image)
-                .with_context(|| format!("cannot read {}", image.display()))?;
-            let started = std::time::Instant::now();
-            let purged = setup::reset_packages(&list)?;
-            println!(
-                "reset-packages: purged {} packages not on a new machine ({:.1} s){}{}",
-                purged.len(),
-                started.elapsed().as_secs_f64(),
-                if purged.is_empty() { "" } else { ": " },
-                purged.join(" ")
-            );
-            Ok(true)
-        }
+        Cmd::ResetPackages { image } => reset_packages(&image),
         Cmd::NewDriver { dir } => {
             let root = workspace::root()?;
             checker::newdriver::create(&root, &dir)?;
@@ -315,17 +238,7 @@ fn real_main(cli: Cli) -> Result<bool> {
             student,
             visibility,
             out,
-        } => {
-            let text = std::fs::read_to_string(&report)
-                .with_context(|| format!("cannot read {}", report.display()))?;
-            let doc = checker::gradescope::convert(&text, student.as_deref(), &visibility)?;
-            match out {
-                Some(path) => std::fs::write(&path, doc)
-                    .with_context(|| format!("cannot write {}", path.display()))?,
-                None => print!("{doc}"),
-            }
-            Ok(true)
-        }
+        } => gradescope(&report, student.as_deref(), &visibility, out.as_deref()),
         Cmd::Doctests => {
             let root = workspace::root()?;
             let dest = root.join("target/doctests");
@@ -337,24 +250,22 @@ fn real_main(cli: Cli) -> Result<bool> {
             Ok(true)
         }
         Cmd::Doc => {
-            let root = workspace::root()?;
-            let tc = ensure_quiet()?;
-            checker::docs::build(&root, &tc)?;
+            checker::docs::build(&workspace::root()?, &run::ensure_quiet()?)?;
             Ok(true)
         }
         Cmd::Sizes => {
             let root = workspace::root()?;
-            let tc = ensure_quiet()?;
+            let tc = run::ensure_quiet()?;
             print!("{}", checker::sizes::run(&root, &tc.kdir)?);
             Ok(true)
         }
         Cmd::Verify { guest } => {
             vm::install_interrupt_handler()?;
             let root = workspace::root()?;
-            let tc = ensure_quiet()?;
+            let tc = run::ensure_quiet()?;
             let opts = guest.lab_options(true, false)?;
-            let rows = run::verify(&root, &tc, &opts)?;
-            run::print_verify(&rows);
+            let rows = run::verify(&root, &tc, &opts, &mut Terminal::stdout())?;
+            print!("{}", run::verify_table(&rows));
             Ok(!rows.is_empty() && rows.iter().all(|r| r.ok()))
         }
         Cmd::Run(args) => checker::jobs::run_cmd(&args),
@@ -365,12 +276,48 @@ fn real_main(cli: Cli) -> Result<bool> {
     }
 }
 
-/// Setup without the book tools, printing only what it changes.
-fn ensure_quiet() -> Result<setup::Toolchain> {
-    setup::ensure(&setup::Options {
-        book: false,
-        browser: false,
-        verbose: false,
-    })
-    .context("setup failed")
+/// `checker lab` (and a child run): runs the lab `req` names, reporting
+/// to `out`; with `result_json`, writes the result's JSON record there.
+fn lab(req: &LabRequest, out: &mut dyn Reporter, result_json: Option<&Path>) -> Result<bool> {
+    vm::install_interrupt_handler()?;
+    let result = run::run_request(req, out)?;
+    if let Some(path) = result_json {
+        checker::report::LabResult::from_run(&result).write(path)?;
+    }
+    Ok(result.passed())
+}
+
+/// `checker reset-packages --image FILE`.
+fn reset_packages(image: &Path) -> Result<bool> {
+    let list = std::fs::read_to_string(image)
+        .with_context(|| format!("cannot read {}", image.display()))?;
+    let started = std::time::Instant::now();
+    let purged = setup::reset_packages(&list)?;
+    println!(
+        "reset-packages: purged {} packages not on a new machine ({:.1} s){}{}",
+        purged.len(),
+        started.elapsed().as_secs_f64(),
+        if purged.is_empty() { "" } else { ": " },
+        purged.join(" ")
+    );
+    Ok(true)
+}
+
+/// `checker gradescope REPORT`.
+fn gradescope(
+    report: &Path,
+    student: Option<&str>,
+    visibility: &str,
+    out: Option<&Path>,
+) -> Result<bool> {
+    let text = std::fs::read_to_string(report)
+        .with_context(|| format!("cannot read {}", report.display()))?;
+    let doc = checker::gradescope::convert(&text, student, visibility)?;
+    match out {
+        Some(path) => {
+            std::fs::write(path, doc).with_context(|| format!("cannot write {}", path.display()))?
+        }
+        None => print!("{doc}"),
+    }
+    Ok(true)
 }

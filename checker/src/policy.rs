@@ -34,6 +34,7 @@ use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 use serde::Deserialize;
 use syn::visit::{self, Visit};
 
+use crate::events::{Event, Reporter};
 use crate::lab::Lab;
 use crate::run::BuildOutcome;
 
@@ -633,24 +634,28 @@ pub const REJECTED: &str = "a student file may not reach past itself: no unsafe,
 /// without running: the lines also go to `log` (the build log), and the
 /// failed build is returned. A lab without student files (a sample, a
 /// fixture) is not checked.
-pub fn gate(lab: &Lab, solution: bool, log: &Path) -> Result<Option<BuildOutcome>> {
+pub fn gate(
+    lab: &Lab,
+    solution: bool,
+    log: &Path,
+    out: &mut dyn Reporter,
+) -> Result<Option<BuildOutcome>> {
     if lab.config.student.is_empty() {
         return Ok(None);
     }
     let checked = check_run(lab, solution)?;
-    let ms = checked.time.as_secs_f64() * 1000.0;
-    let names = checked.files.join(", ");
+    out.event(&Event::Policy {
+        files: checked.files.clone(),
+        ms: checked.time.as_secs_f64() * 1000.0,
+        violations: checked.violations.iter().map(|v| v.to_string()).collect(),
+    });
     if checked.violations.is_empty() {
-        println!("policy {names} ... ok ({ms:.1} ms)");
         return Ok(None);
     }
-    println!("policy {names} ... REJECTED: nothing was built or run ({ms:.1} ms)");
     let mut text = format!("checker: {REJECTED}\n");
     for v in &checked.violations {
-        println!("  {v}");
         text.push_str(&format!("{v}\n"));
     }
-    println!("  ({REJECTED})");
     if let Some(dir) = log.parent() {
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }

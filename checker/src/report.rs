@@ -2,22 +2,23 @@
 //! [`Verdict`] of a run, the JSON and JUnit XML reports of `checker run`
 //! and `checker grade`, and the summary table.
 //!
-//! A [`LabResult`] is plain data made from a [`LabReport`]; `checker run`
-//! and `checker grade` run each lab in a child `checker lab` process that
-//! writes its result as JSON (`--result-json`), and the parent collects
-//! them. The JSON report is a list of [`Entry`]s (student, lab, result);
-//! the JUnit report has one `<testsuite>` per entry and one `<testcase>` per
-//! step, so a CI server shows each step.
+//! A [`LabResult`] is the record the reports keep of a [`RunResult`]:
+//! what `results.json` holds, and what `checker gradescope` reads back
+//! from it. The JSON report is a list of [`Entry`]s (student, lab,
+//! result); the JUnit report (written by `quick-junit`) has one
+//! `<testsuite>` per entry and one `<testcase>` per step, so a CI server
+//! shows each step.
 
-use std::fmt::Write as _;
 use std::path::Path;
+use std::time::Duration;
 
 use ::vm::console;
 use anyhow::{Context, Result};
+use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 use serde::{Deserialize, Serialize};
 
-use crate::grade::{self, Failure, StepGrade, Verdict as StepVerdict};
-use crate::run::LabReport;
+use crate::grade::{Failure, Status, StepGrade};
+use crate::run::RunResult;
 
 /// What happened to a whole lab run, in one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,10 +99,9 @@ pub struct StepResult {
     pub number: usize,
     /// Step name.
     pub name: String,
-    /// `passed`, `failed` or `skipped`.
-    pub status: String,
-    /// Why it failed or was skipped.
-    pub reason: Option<String>,
+    /// `passed`, `failed` or `skipped`, and why (`status` and `reason`).
+    #[serde(flatten)]
+    pub status: Status,
     /// Points earned.
     pub earned: u32,
     /// Points the step is worth.
@@ -173,8 +173,8 @@ impl LabResult {
         }
     }
 
-    /// The result of `report`.
-    pub fn from_report(r: &LabReport) -> LabResult {
+    /// The record of the run `r`.
+    pub fn from_run(r: &RunResult) -> LabResult {
         let (earned, points) = r.score();
         LabResult {
             lab: r.lab.clone(),
@@ -211,63 +211,27 @@ impl LabResult {
     }
 }
 
-fn step_label(g: &StepGrade) -> String {
-    format!("{:02} ({})", g.index + 1, g.name)
-}
-
 fn step_result(g: &StepGrade) -> StepResult {
-    let (status, reason) = match &g.verdict {
-        StepVerdict::Pass | StepVerdict::Updated => ("passed", None),
-        StepVerdict::Skipped(dep) => (
-            "skipped",
-            Some(format!("needs step {dep:?}, which did not pass")),
-        ),
-        StepVerdict::Fail(f) => (
-            "failed",
-            Some(
-                match f {
-                    Failure::Mismatch { .. } => "the output differs from the expected snapshot",
-                    Failure::MissingExpected => "no expected snapshot",
-                    Failure::BuildFailed => "the module did not build",
-                    Failure::TimedOut => "the time limit expired during this step",
-                    Failure::GuestStopped => "the guest stopped during this step",
-                    Failure::NotRun => "not run: an earlier step stopped the guest",
-                    Failure::KernelReport => "the kernel reported a problem during this step",
-                }
-                .to_owned(),
-            ),
-        ),
-    };
-    let diff = match &g.verdict {
-        StepVerdict::Fail(Failure::Mismatch { expected }) => Some(grade::diff(
-            expected,
-            g.actual.as_deref().unwrap_or(""),
-            false,
-        )),
-        _ => None,
-    };
+    let failed = matches!(g.status, Status::Failed(_));
     StepResult {
-        number: g.index + 1,
+        number: g.id.number(),
         name: g.name.clone(),
-        status: status.to_owned(),
-        reason,
+        status: g.status.clone(),
         earned: g.earned(),
         points: g.points,
         time: g.time.map(|t| (t * 100.0).round() / 100.0),
-        hint: if status == "failed" {
-            g.hint.clone()
-        } else {
-            None
-        },
-        diff,
+        hint: if failed { g.hint.clone() } else { None },
+        diff: g.diff(false),
     }
 }
 
 /// Classifies a run (see [`Kind`]); the first that applies wins: build
 /// failed, time-out (a lockup the kernel reported is its `line`), crash,
 /// guest exited, unload refused, a failed step, passed.
-pub fn verdict(r: &LabReport) -> Verdict {
-    let first = |f: &dyn Fn(&StepGrade) -> bool| r.steps.iter().find(|g| f(g)).map(step_label);
+pub fn verdict(r: &RunResult) -> Verdict {
+    let first =
+        |f: &dyn Fn(&StepGrade) -> bool| r.steps.iter().find(|g| f(g)).map(StepGrade::label);
+    let failed = |why: Failure| move |g: &StepGrade| g.status == Status::Failed(why);
     let crash_line = r
         .crash
         .as_ref()
@@ -282,39 +246,27 @@ pub fn verdict(r: &LabReport) -> Verdict {
         return v(Kind::BuildFailed, None, None);
     }
     if r.timed_out {
-        let step = first(&|g| g.verdict == StepVerdict::Fail(Failure::TimedOut));
-        return v(Kind::TimedOut, step, crash_line);
+        return v(
+            Kind::TimedOut,
+            first(&failed(Failure::TimedOut)),
+            crash_line,
+        );
     }
     if r.crash.is_some() {
         return v(Kind::Crash, crash_step, crash_line);
     }
-    if let Some(step) = first(&|g| g.verdict == StepVerdict::Fail(Failure::GuestStopped)) {
+    // Stopped during a step, or between two steps.
+    if let Some(step) =
+        first(&failed(Failure::GuestStopped)).or_else(|| first(&failed(Failure::NotRun)))
+    {
         return v(Kind::GuestExited, Some(step), None);
     }
-    if r.steps
-        .iter()
-        .any(|g| g.verdict == StepVerdict::Fail(Failure::NotRun))
+    if let Some(step) =
+        first(&|g| g.unload_refused && g.status == Status::Failed(Failure::Mismatch))
     {
-        // Stopped between two steps.
-        let step = first(&|g| g.verdict == StepVerdict::Fail(Failure::NotRun));
-        return v(Kind::GuestExited, step, None);
-    }
-    let unload = first(&|g| {
-        matches!(g.verdict, StepVerdict::Fail(Failure::Mismatch { .. }))
-            && g.actual.as_deref().is_some_and(|a| {
-                let mut lines = a.lines();
-                let cmd = lines.next().unwrap_or("");
-                let status = lines.next().unwrap_or("");
-                cmd.trim_start_matches("$ ")
-                    .trim_start()
-                    .starts_with("rmmod")
-                    && status != "status: 0"
-            })
-    });
-    if let Some(step) = unload {
         return v(Kind::UnloadRefused, Some(step), None);
     }
-    if let Some(step) = first(&|g| matches!(g.verdict, StepVerdict::Fail(_))) {
+    if let Some(step) = first(&|g| matches!(g.status, Status::Failed(_))) {
         return v(Kind::Failed, Some(step), None);
     }
     if !r.passed() {
@@ -341,141 +293,88 @@ pub fn to_json(entries: &[Entry]) -> String {
     serde_json::to_string_pretty(&Doc { entries }).expect("plain data serialises") + "\n"
 }
 
-/// Escapes text for XML 1.0 content and attribute values; characters XML
-/// cannot hold (most control characters) become U+FFFD.
-pub fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => out.push('\u{fffd}'),
-            c => out.push(c),
+/// The JUnit XML report: one `<testsuite>` per entry, one `<testcase>`
+/// per step (a run the checker could not make is one erroring test case).
+pub fn to_junit(entries: &[Entry]) -> String {
+    let mut report = quick_junit::Report::new("checker");
+    for en in entries {
+        report.add_test_suite(junit_suite(en));
+    }
+    report.to_string().expect("plain data serialises")
+}
+
+fn junit_suite(en: &Entry) -> TestSuite {
+    let r = &en.result;
+    let suite_name = if en.student.is_empty() {
+        r.lab.clone()
+    } else {
+        format!("{}/{}", en.student, r.lab)
+    };
+    let class = suite_name.replace('/', ".");
+    let mut suite = TestSuite::new(suite_name);
+    suite.set_time(Duration::from_secs_f64(r.wall.max(0.0)));
+    suite.add_property(Property::new("verdict", r.verdict.short()));
+    suite.add_property(Property::new(
+        "points",
+        format!("{}/{}", r.earned, r.points),
+    ));
+    if r.verdict.kind == Kind::Error {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        status.set_message(r.verdict.line.as_deref().unwrap_or("error"));
+        let mut case = TestCase::new("checker", status);
+        case.set_classname(class.as_str());
+        suite.add_test_case(case);
+    }
+    for s in &r.steps {
+        let status = match &s.status {
+            Status::Passed | Status::Updated => TestCaseStatus::success(),
+            Status::Skipped(_) => {
+                let mut st = TestCaseStatus::skipped();
+                st.set_message(s.status.reason().unwrap_or_default());
+                st
+            }
+            Status::Failed(_) => {
+                let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                st.set_message(s.status.reason().unwrap_or_default());
+                st.set_type(r.verdict.kind.word());
+                let mut body = s.diff.clone().unwrap_or_default();
+                if let Some(h) = &s.hint {
+                    body.push_str(&format!("hint: {h}\n"));
+                }
+                st.set_description(body);
+                st
+            }
+        };
+        let mut case = TestCase::new(format!("{:02}-{}", s.number, s.name), status);
+        case.set_classname(class.as_str());
+        if let Some(t) = s.time {
+            case.set_time(Duration::from_secs_f64(t.max(0.0)));
+        }
+        suite.add_test_case(case);
+    }
+    suite.set_system_out(junit_output(r));
+    suite
+}
+
+/// The `<system-out>` of a run: its verdict, crash and logs.
+fn junit_output(r: &LabResult) -> String {
+    let mut out = format!("verdict: {}\n", r.verdict.short());
+    if let Some(line) = &r.verdict.line {
+        out.push_str(&format!("kernel: {line}\n"));
+    }
+    if let Some(ex) = &r.crash_excerpt {
+        out.push_str(&format!("{ex}\n"));
+    }
+    for (what, log) in [
+        ("build log", &r.build_log),
+        ("console log", &r.console_log),
+        ("output", &r.output_log),
+    ] {
+        if let Some(log) = log {
+            out.push_str(&format!("{what}: {log}\n"));
         }
     }
     out
-}
-
-/// The JUnit XML report: one `<testsuite>` per entry, one `<testcase>`
-/// per step.
-pub fn to_junit(entries: &[Entry]) -> String {
-    let e = xml_escape;
-    let count = |f: &dyn Fn(&StepResult) -> bool| -> usize {
-        entries
-            .iter()
-            .map(|en| en.result.steps.iter().filter(|s| f(s)).count())
-            .sum()
-    };
-    let tests = count(&|_| true);
-    let failures = count(&|s| s.status == "failed");
-    let skipped = count(&|s| s.status == "skipped");
-    let errors = entries
-        .iter()
-        .filter(|en| en.result.verdict.kind == Kind::Error)
-        .count();
-    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        x,
-        "<testsuites name=\"checker\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">"
-    );
-    for en in entries {
-        let r = &en.result;
-        let suite = if en.student.is_empty() {
-            r.lab.clone()
-        } else {
-            format!("{}/{}", en.student, r.lab)
-        };
-        let class = suite.replace('/', ".");
-        let sfail = r.steps.iter().filter(|s| s.status == "failed").count();
-        let sskip = r.steps.iter().filter(|s| s.status == "skipped").count();
-        let serr = usize::from(r.verdict.kind == Kind::Error);
-        let _ = writeln!(
-            x,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{sfail}\" errors=\"{serr}\" skipped=\"{sskip}\" time=\"{:.2}\">",
-            e(&suite),
-            r.steps.len(),
-            r.wall
-        );
-        let _ = writeln!(x, "    <properties>");
-        for (k, v) in [
-            ("verdict", r.verdict.short()),
-            ("points", format!("{}/{}", r.earned, r.points)),
-        ] {
-            let _ = writeln!(x, "      <property name=\"{k}\" value=\"{}\"/>", e(&v));
-        }
-        let _ = writeln!(x, "    </properties>");
-        if r.verdict.kind == Kind::Error {
-            let _ = writeln!(
-                x,
-                "    <error message=\"{}\"/>",
-                e(r.verdict.line.as_deref().unwrap_or("error"))
-            );
-        }
-        for s in &r.steps {
-            let time = s
-                .time
-                .map(|t| format!(" time=\"{t:.2}\""))
-                .unwrap_or_default();
-            let name = format!("{:02}-{}", s.number, s.name);
-            let _ = write!(
-                x,
-                "    <testcase classname=\"{}\" name=\"{}\"{time}",
-                e(&class),
-                e(&name)
-            );
-            match s.status.as_str() {
-                "passed" => x.push_str("/>\n"),
-                "skipped" => {
-                    let _ = writeln!(
-                        x,
-                        ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        e(s.reason.as_deref().unwrap_or(""))
-                    );
-                }
-                _ => {
-                    let mut body = String::new();
-                    if let Some(d) = &s.diff {
-                        body.push_str(d);
-                    }
-                    if let Some(h) = &s.hint {
-                        let _ = writeln!(body, "hint: {h}");
-                    }
-                    let _ = writeln!(
-                        x,
-                        ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
-                        e(s.reason.as_deref().unwrap_or("failed")),
-                        r.verdict.kind.word(),
-                        e(&body)
-                    );
-                }
-            }
-        }
-        let mut out = String::new();
-        let _ = writeln!(out, "verdict: {}", r.verdict.short());
-        if let Some(line) = &r.verdict.line {
-            let _ = writeln!(out, "kernel: {line}");
-        }
-        if let Some(ex) = &r.crash_excerpt {
-            let _ = writeln!(out, "{ex}");
-        }
-        for (what, log) in [
-            ("build log", &r.build_log),
-            ("console log", &r.console_log),
-            ("output", &r.output_log),
-        ] {
-            if let Some(log) = log {
-                let _ = writeln!(out, "{what}: {log}");
-            }
-        }
-        let _ = writeln!(x, "    <system-out>{}</system-out>", e(&out));
-        let _ = writeln!(x, "  </testsuite>");
-    }
-    x.push_str("</testsuites>\n");
-    x
 }
 
 /// The summary table: one row per student (or one row for `checker run`),
@@ -590,23 +489,18 @@ mod tests {
     use super::*;
     use expect_test::{expect, expect_file};
 
-    fn step(number: usize, name: &str, status: &str, points: u32) -> StepResult {
-        let passed = status == "passed";
+    fn step(number: usize, name: &str, status: Status, points: u32) -> StepResult {
+        let failed = matches!(status, Status::Failed(_));
         StepResult {
             number,
             name: name.into(),
-            status: status.into(),
-            reason: match status {
-                "failed" => Some("the output differs from the expected snapshot".into()),
-                "skipped" => Some("needs step \"load\", which did not pass".into()),
-                _ => None,
-            },
-            earned: if passed { points } else { 0 },
+            earned: if status.passed() { points } else { 0 },
+            status,
             points,
             time: Some(0.02),
-            hint: (status == "failed").then(|| "Does init print the greeting?".into()),
-            diff: (status == "failed").then(|| {
-                grade::diff(
+            hint: failed.then(|| "Does init print the greeting?".into()),
+            diff: failed.then(|| {
+                crate::grade::diff(
                     "$ insmod /lab/hello.ko\nstatus: 0\n--- output\n--- kernel log\nhello: Hello, world\n",
                     "$ insmod /lab/hello.ko\nstatus: 0\n--- output\n--- kernel log\nhello: Hello <world>\n",
                     false,
@@ -633,9 +527,9 @@ mod tests {
                     earned: 4,
                     points: 4,
                     steps: vec![
-                        step(1, "modinfo", "passed", 1),
-                        step(2, "load", "passed", 2),
-                        step(3, "unload", "passed", 1),
+                        step(1, "modinfo", Status::Passed, 1),
+                        step(2, "load", Status::Passed, 2),
+                        step(3, "unload", Status::Passed, 1),
                     ],
                     crash_excerpt: None,
                     build_log: None,
@@ -658,9 +552,9 @@ mod tests {
                     earned: 1,
                     points: 4,
                     steps: vec![
-                        step(1, "modinfo", "passed", 1),
-                        step(2, "load", "failed", 2),
-                        step(3, "unload", "skipped", 1),
+                        step(1, "modinfo", Status::Passed, 1),
+                        step(2, "load", Status::Failed(Failure::Mismatch), 2),
+                        step(3, "unload", Status::Skipped("load".into()), 1),
                     ],
                     crash_excerpt: None,
                     build_log: Some(format!("{logs}/build.log")),
@@ -706,8 +600,15 @@ mod tests {
 
     #[test]
     fn escaping() {
-        expect![[r#"a &lt;b&gt; &amp; &quot;c&quot; &apos;d&apos; é	ok
-�x�"#]]
-        .assert_eq(&xml_escape("a <b> & \"c\" 'd' é\tok\n\u{1b}x\u{0}"));
+        // What the XML cannot hold as it is: escaped, or left out.
+        let mut entries = sample();
+        entries[1].result.steps[1].hint = Some("a <b> & \"c\" 'd' é\tok\n\u{1b}x\u{0}".into());
+        let xml = to_junit(&entries);
+        let hint = xml
+            .lines()
+            .find(|l| l.starts_with("hint: a"))
+            .unwrap_or_default();
+        expect!["hint: a &lt;b&gt; &amp; &quot;c&quot; &apos;d&apos; éok"].assert_eq(hint);
+        assert!(!xml.contains(['\u{1b}', '\u{0}']));
     }
 }

@@ -1,17 +1,25 @@
-//! `checker lab` and `checker verify`: build, boot, grade, report.
+//! `checker lab` and `checker verify`: the runner. A [`LabRequest`] in;
+//! the lab's plan ([`crate::plan`]) run as host steps, the build and one
+//! guest boot; the transcript graded ([`crate::grade`]); a [`RunResult`]
+//! out. Everything the runner has to say goes out as [`Event`]s to a
+//! [`Reporter`].
 
 use std::fs;
-use std::io::{IsTerminal as _, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ::vm::console;
 use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
 
-use crate::accel::{self, Accel, AccelChoice};
-use crate::grade::{self, Crash, Failure, StepGrade, Verdict};
+use crate::accel::{self, AccelChoice};
+use crate::debugkernel::KernelChoice;
+use crate::events::{Event, Reporter};
+use crate::grade::{self, Crash, HostRun, StepGrade};
 use crate::lab::{self, Lab};
+use crate::plan::{Plan, Slot};
 use crate::setup::{self, Toolchain};
 use crate::vm::{self, Ending, GuestConfig, Interrupted, Progress};
 
@@ -41,13 +49,14 @@ pub struct LabOptions {
 }
 
 /// The flags of every command that boots guests: `--timeout` and `--accel`.
-#[derive(Debug, Clone, Copy, Default, clap::Args)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, clap::Args, Serialize, Deserialize)]
 pub struct GuestArgs {
     /// Time limit of each guest run in seconds (default: lab.toml, else 60).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
     /// Accelerator (default: CHECKER_ACCEL, else auto).
     #[arg(long, value_enum)]
+    #[serde(with = "value_enum")]
     pub accel: Option<AccelChoice>,
 }
 
@@ -65,8 +74,64 @@ impl GuestArgs {
     }
 }
 
+/// A clap value (`--accel`, `--kernel`) in a [`LabRequest`], by the name
+/// its flag takes.
+mod value_enum {
+    use clap::ValueEnum;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<T: ValueEnum, S: Serializer>(
+        v: &Option<T>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        v.as_ref()
+            .and_then(|v| v.to_possible_value())
+            .map(|p| p.get_name().to_owned())
+            .serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, T: ValueEnum, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|name| T::from_str(&name, false).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
+/// What to run: everything `checker lab` takes, as the parent of a child
+/// run (`checker run`, `grade`, `fixtures`) hands it over.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LabRequest {
+    /// Lab name; a sample's; or the path of a folder with a lab.toml.
+    pub name: String,
+    /// The lab folder, instead of `labs/<name>`.
+    pub lab_dir: Option<PathBuf>,
+    /// The workspace root, instead of the current one.
+    pub root: Option<PathBuf>,
+    /// The snapshots' folder, instead of the lab's `expected/`.
+    pub expected_dir: Option<PathBuf>,
+    /// Build the reference solution.
+    pub solution: bool,
+    /// `--timeout` and `--accel`.
+    pub guest: GuestArgs,
+    /// Keep the guest's temporary folder.
+    pub keep: bool,
+    /// Run only up to this step (1-based).
+    pub step: Option<usize>,
+    /// The guest kernel (default: Debian's).
+    #[serde(with = "value_enum")]
+    pub kernel: Option<KernelChoice>,
+    /// The seed of the differential steps' inputs.
+    pub seed: Option<u64>,
+    /// The instructor's extra steps' folder.
+    pub extra: Option<PathBuf>,
+    /// The reference solution's modules, built already.
+    pub reference: Option<PathBuf>,
+}
+
 /// How the build went.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BuildOutcome {
     /// The build succeeded and produced every module.
     pub ok: bool,
@@ -76,9 +141,9 @@ pub struct BuildOutcome {
     pub log: PathBuf,
 }
 
-/// Everything about one lab run (data for any report format).
-#[derive(Debug, Clone)]
-pub struct LabReport {
+/// The result of one lab run: what every reporter reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
     /// Lab name.
     pub lab: String,
     /// Whether the reference solution was built.
@@ -92,7 +157,7 @@ pub struct LabReport {
     /// The guest hit its time limit.
     pub timed_out: bool,
     /// Accelerator used (when the guest ran).
-    pub accel: Option<Accel>,
+    pub accel: Option<String>,
     /// Boot time (QEMU start to the first step).
     pub boot_time: Option<Duration>,
     /// Total wall time of the run (build included).
@@ -104,7 +169,7 @@ pub struct LabReport {
     pub seed: Option<u64>,
 }
 
-impl LabReport {
+impl RunResult {
     /// Steps that passed.
     pub fn passed_steps(&self) -> usize {
         self.steps.iter().filter(|s| s.passed()).count()
@@ -121,11 +186,6 @@ impl LabReport {
     pub fn passed(&self) -> bool {
         self.build.ok && self.crash.is_none() && self.passed_steps() == self.steps.len()
     }
-}
-
-/// Whether to colour output: stdout is a terminal and `NO_COLOR` is unset.
-pub fn color() -> bool {
-    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
 }
 
 /// The accelerator choice from `--accel`, else `CHECKER_ACCEL`, else auto.
@@ -147,10 +207,6 @@ fn work_dir(root: Option<&Path>, lab: &Lab, solution: bool) -> PathBuf {
         None => std::env::temp_dir().join("checker"),
     };
     base.join(format!("{}-{variant}", lab.name))
-}
-
-fn flush() {
-    let _ = std::io::stdout().flush();
 }
 
 /// `make -C <lab> KDIR=... [RUST_TARGET_DIR=...] [SOLUTION=1]`: the one
@@ -221,390 +277,6 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
     })
 }
 
-/// Runs the lab's host steps (see [`crate::lab`]) one by one in `dir`, the
-/// workspace root, and grades them. Each step's output goes to
-/// `<work>/NN-name.log`.
-pub fn run_host_steps(
-    dir: &Path,
-    lab: &Lab,
-    tc: &Toolchain,
-    solution: bool,
-    work: &Path,
-) -> Result<Vec<StepGrade>> {
-    let total = lab.config.steps.len();
-    let mut grades = Vec::new();
-    for (i, step) in lab.config.steps.iter().enumerate() {
-        if let Some(case) = step.compile_fail() {
-            print!(
-                "step {}/{total} {} (compile-fail, on the host) ...",
-                i + 1,
-                step.name
-            );
-            flush();
-            fs::create_dir_all(work)
-                .with_context(|| format!("cannot create {}", work.display()))?;
-            let log = work.join(step.expected_file_name(i).replace(".txt", ".log"));
-            let started = Instant::now();
-            let (status, output) = crate::compilefail::build(lab, tc, case, solution, &log)?;
-            if vm::interrupted() {
-                return Err(Interrupted.into());
-            }
-            let time = started.elapsed().as_secs_f64();
-            println!(" done ({time:.1} s)");
-            let root = lab.dir.parent().and_then(Path::parent).unwrap_or(dir);
-            let errors = crate::compilefail::normalise(&output, root);
-            grades.push(grade::grade_host(
-                lab,
-                i,
-                status,
-                &errors,
-                &log,
-                time,
-                grade::update_requested(),
-            ));
-            continue;
-        }
-        let Some(command) = step.host_command(solution) else {
-            continue;
-        };
-        print!("step {}/{total} {} (on the host) ...", i + 1, step.name);
-        flush();
-        fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
-        let log = work.join(step.expected_file_name(i).replace(".txt", ".log"));
-        let file =
-            fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
-        let started = Instant::now();
-        let status = Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .current_dir(dir)
-            // The lab's snapshots are refreshed, never the tests' own.
-            .env_remove("UPDATE_EXPECT")
-            .env("CARGO_TERM_COLOR", "never")
-            .stdin(Stdio::null())
-            .stdout(file.try_clone()?)
-            .stderr(file)
-            .status()
-            .with_context(|| format!("cannot run sh -c {command:?}"))?;
-        if vm::interrupted() {
-            return Err(Interrupted.into());
-        }
-        let time = started.elapsed().as_secs_f64();
-        println!(" done ({time:.1} s)");
-        let output = fs::read_to_string(&log).unwrap_or_default();
-        let status = status.code().unwrap_or(-1);
-        grades.push(grade::grade_host(
-            lab,
-            i,
-            status,
-            &output,
-            &log,
-            time,
-            grade::update_requested(),
-        ));
-    }
-    Ok(grades)
-}
-
-/// Runs one lab: build, guest, grade; prints progress and the report.
-pub fn run_lab(
-    root: Option<&Path>,
-    lab: &Lab,
-    tc: &Toolchain,
-    opts: &LabOptions,
-) -> Result<LabReport> {
-    let started = Instant::now();
-    let color = color();
-    let variant = if opts.solution {
-        " (reference solution)"
-    } else {
-        ""
-    };
-    println!("{}: {}{variant}", lab.name, lab.config.title);
-    match root.and_then(|r| crate::lab::chapter_heading(r, &lab.config.chapter)) {
-        Some(heading) => println!("Read: {heading} (book/src/{})", lab.config.chapter),
-        None => println!("Read: book/src/{}", lab.config.chapter),
-    }
-    // Steps for the debug kernel (`kernel = "debug"`, `failslab`) run only there.
-    let lab = &lab.for_kernel(tc.debug);
-    if tc.debug {
-        println!("kernel: the debug kernel ({})", tc.abi);
-    } else if lab.debug_steps() == 0 {
-        let skipped = Lab::load(&lab.dir).map(|l| l.debug_steps()).unwrap_or(0);
-        if skipped > 0 {
-            println!("({skipped} more steps run on the debug kernel only: --kernel debug)");
-        }
-    }
-
-    // Differential steps: this run's inputs, from --seed or the OS.
-    let seed = lab
-        .has_differential()
-        .then(|| opts.seed.unwrap_or_else(crate::inputs::os_seed));
-    let lab = &match seed {
-        Some(seed) => lab.with_inputs(seed),
-        None => lab.clone(),
-    };
-    if let Some(inputs) = &lab.config.inputs {
-        println!(
-            "inputs: {} (reproduce: --seed {})",
-            inputs.describe(),
-            inputs.seed
-        );
-    }
-
-    let work = work_dir(root, lab, opts.solution);
-    // Before anything of the student's is compiled or run: the rules for
-    // student files (see crate::policy).
-    // A run that stops before the guest boots: the build's outcome and the
-    // steps as graded so far.
-    let stopped = |build: BuildOutcome, steps: Vec<StepGrade>| {
-        let report = LabReport {
-            lab: lab.name.clone(),
-            solution: opts.solution,
-            build,
-            steps,
-            crash: None,
-            timed_out: false,
-            accel: None,
-            boot_time: None,
-            wall: started.elapsed(),
-            console_log: None,
-            seed,
-        };
-        print_report(&report, color);
-        report
-    };
-    if let Some(build) = crate::policy::gate(lab, opts.solution, &work.join("build.log"))? {
-        return Ok(stopped(build, grade::all_build_failed(lab)));
-    }
-    let mut host_steps = run_host_steps(root.unwrap_or(&lab.dir), lab, tc, opts.solution, &work)?;
-
-    // The reference solution's modules for the differential steps, built
-    // first so that the student's build is what stays in the lab folder.
-    let ref_dir = opts.reference.clone().unwrap_or_else(|| work.join("ref"));
-    if lab.has_differential() && opts.reference.is_some() {
-        for m in &lab.config.modules {
-            let ko = ref_dir.join(format!("{m}.ko"));
-            if !ko.is_file() {
-                anyhow::bail!("--reference: {} is missing", ko.display());
-            }
-        }
-    } else if lab.has_differential() && !opts.solution {
-        print!("build the reference solution ...");
-        flush();
-        let log = work.join("ref-build.log");
-        let built = build(lab, tc, true, &log)?;
-        if !built.ok {
-            println!(" FAILED");
-            anyhow::bail!(
-                "the reference solution does not build (the differential steps need it): see {}",
-                log.display()
-            );
-        }
-        println!(" ok ({:.1} s)", built.time.as_secs_f64());
-        keep_modules(lab, &ref_dir)?;
-    }
-    print!("build ...");
-    flush();
-    let log = work.join("build.log");
-    let build = build(lab, tc, opts.solution, &log)?;
-    if build.ok && lab.has_differential() && opts.solution && opts.reference.is_none() {
-        keep_modules(lab, &ref_dir)?;
-    }
-    let secs = build.time.as_secs_f64();
-    if !build.ok {
-        println!(" FAILED ({secs:.1} s)");
-        let text = fs::read_to_string(&build.log).unwrap_or_default();
-        println!("--- last lines of {}", build.log.display());
-        println!("{}", setup::tail(&text, BUILD_LOG_TAIL));
-        println!("---");
-        return Ok(stopped(
-            build,
-            [host_steps, grade::build_failed(lab)].concat(),
-        ));
-    }
-    println!(" ok ({secs:.1} s)");
-
-    let (accel, why) = accel::choose(opts.accel, &tc.vmlinuz, &tc.cache);
-    let timeout = opts
-        .timeout
-        .or(lab.config.timeout)
-        .unwrap_or(lab::DEFAULT_TIMEOUT_SECS);
-    // KASAN, lockdep and kmemleak make the debug kernel about three times
-    // slower, and it scans for leaks after the last step: the lab's own
-    // limit (not --timeout) is tripled there.
-    let timeout = match (tc.debug, opts.timeout) {
-        (true, None) => timeout * 3,
-        _ => timeout,
-    };
-    let guest_steps = lab.guest_steps();
-    let first_guest = lab.first_guest_step();
-    let guest_count = lab.guest_step_count();
-    let steps = &lab.config.steps;
-    let mut programs: Vec<(String, PathBuf)> = lab
-        .config
-        .programs
-        .iter()
-        .map(|p| (p.clone(), lab.dir.join(p)))
-        .collect();
-    if lab.has_failslab() {
-        programs.push((
-            crate::guesttools::FAILNTH.to_owned(),
-            crate::guesttools::failnth()?,
-        ));
-    }
-    let image_modules = crate::imagemods::resolve(&tc.modules_dir, &lab.config.image_modules)?;
-    let cfg = GuestConfig {
-        kernel: &tc.boot_kernel,
-        modules: image_modules
-            .into_iter()
-            .map(|m| {
-                (
-                    format!("{}/{}", crate::imagemods::GUEST_DIR, m.stem),
-                    m.path,
-                )
-            })
-            .chain(
-                lab.config
-                    .modules
-                    .iter()
-                    .map(|m| (m.clone(), lab.dir.join(format!("{m}.ko")))),
-            )
-            .chain(
-                lab.has_differential()
-                    .then(|| {
-                        lab.config.modules.iter().map(|m| {
-                            let guest = format!("{}/{m}", lab::REF_DIR.trim_start_matches("/lab/"));
-                            (guest, ref_dir.join(format!("{m}.ko")))
-                        })
-                    })
-                    .into_iter()
-                    .flatten(),
-            )
-            .collect(),
-        programs,
-        steps: &guest_steps,
-        smp: lab.config.smp.unwrap_or(1),
-        memory_mb: GUEST_MEMORY_MB,
-        timeout: Duration::from_secs(timeout),
-        accel,
-        keep: opts.keep,
-        extra_cmdline: if tc.debug { vm::DEBUG_CMDLINE } else { "" },
-    };
-    let total = steps.len();
-    let mut on_progress = |p: Progress| match p {
-        Progress::Booting => {
-            println!("boot ... accelerator {accel}: {why}; time limit {timeout} s");
-        }
-        Progress::StepStarted(i) => match steps.get(first_guest + i) {
-            Some(step) if first_guest + i < first_guest + guest_count => {
-                println!("step {}/{total} {}", first_guest + i + 1, step.name);
-            }
-            // The reference solution's runs of the differential steps.
-            _ => match guest_steps.get(i) {
-                Some(step) => println!("reference run {}", step.name),
-                None => println!("step {}", i + 1),
-            },
-        },
-    };
-    let run = vm::run(&cfg, &mut on_progress)?;
-    if let Some(dir) = &run.kept_dir {
-        println!("kept the guest files in {}", dir.display());
-    }
-    let timed_out = run.ending == Ending::TimedOut;
-    let guest_grades =
-        grade::grade_steps(lab, &run.transcript, timed_out, grade::update_requested());
-    host_steps.extend(guest_grades);
-    let mut steps = host_steps;
-    // The whole console and result channel stay next to the build log.
-    let console_log = work.join("console.log");
-    let _ = fs::write(&console_log, &run.console);
-    let _ = fs::write(work.join("results.log"), &run.results_text);
-    // The debug kernel's tools say precisely what went wrong; their reports
-    // come first. kmemleak's scan after the last step is only seen here.
-    let debug_report = if tc.debug {
-        console::find_reports(&run.console)
-            .first()
-            .map(|r| grade::Crash {
-                line: r.line(),
-                step: r.step.clone(),
-                excerpt: r.excerpt.clone(),
-            })
-    } else {
-        None
-    };
-    // Fault injection makes the allocator warn (with a stack dump) about the
-    // failures it was asked for: those are not the module's bugs.
-    let console = if tc.debug {
-        console::without_injected_failure_warnings(&run.console)
-    } else {
-        run.console.clone()
-    };
-    // The guest numbers its steps from the first guest step.
-    let crash = debug_report
-        .or_else(|| grade::find_crash(&console))
-        .map(|mut crash| {
-            crash.step = crash.step.map(|(i, name)| (first_guest + i, name));
-            crash
-        });
-    if let Some(crash) = &crash {
-        grade::fail_reported_step(&mut steps, crash);
-    }
-    grade::apply_depends(lab, &mut steps);
-
-    if timed_out {
-        let at = match run.transcript.unfinished() {
-            Some(i) => match lab.config.steps.get(first_guest + i) {
-                Some(step) if i < guest_count => {
-                    format!("in step {} ({})", first_guest + i + 1, step.name)
-                }
-                _ => format!(
-                    "in the reference run {}",
-                    guest_steps.get(i).map_or("", |s| s.name.as_str())
-                ),
-            },
-            None if run.transcript.last_started().is_none() => "during boot".into(),
-            None => "after the last step".into(),
-        };
-        if run.console.trim().is_empty() {
-            println!("TIME-OUT after {timeout} s {at}; the kernel printed nothing on the console");
-        } else {
-            println!("TIME-OUT after {timeout} s {at}; last console lines:");
-            println!("{}", setup::tail(&run.console, CONSOLE_TAIL));
-        }
-        println!("---");
-    } else if !run.transcript.done && run.transcript.unfinished().is_none() && crash.is_none() {
-        // The guest stopped before reporting anything (or QEMU failed).
-        println!(
-            "the guest stopped before the steps finished (qemu {}); last console lines:",
-            run.qemu_status
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| "killed".into())
-        );
-        println!("{}", setup::tail(&run.console, CONSOLE_TAIL));
-        if !run.qemu_stderr.trim().is_empty() {
-            println!("qemu said:\n{}", setup::tail(&run.qemu_stderr, 10));
-        }
-        println!("---");
-    }
-
-    let report = LabReport {
-        lab: lab.name.clone(),
-        solution: opts.solution,
-        build,
-        steps,
-        crash,
-        timed_out,
-        accel: Some(accel),
-        boot_time: run.boot_time,
-        wall: started.elapsed(),
-        console_log: Some(console_log),
-        seed,
-    };
-    print_report(&report, color);
-    Ok(report)
-}
-
 /// Builds the reference solution of `lab` (in its folder) and copies its
 /// modules to `dir`, for runs given `--reference dir`; the log goes to
 /// `log`.
@@ -633,117 +305,607 @@ fn keep_modules(lab: &Lab, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn rel(path: &Path) -> String {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    path.strip_prefix(&cwd)
-        .unwrap_or(path)
-        .display()
-        .to_string()
+/// Runs what `req` asks for (`checker lab`, and a child run of `checker
+/// run`, `grade` or `fixtures`): resolves and loads the lab, sets up the
+/// toolchain, then [`run_lab`].
+pub fn run_request(req: &LabRequest, out: &mut dyn Reporter) -> Result<RunResult> {
+    let root = match &req.root {
+        Some(r) => Ok(r.clone()),
+        None => crate::workspace::root(),
+    };
+    let lab = load_requested(req, &root, out)?;
+    let tc = ensure_quiet()?;
+    let tc = match (req.kernel.unwrap_or_default(), &root) {
+        (KernelChoice::Debian, _) => tc,
+        (choice, Ok(r)) => crate::debugkernel::toolchain_for(choice, tc, r)?,
+        (_, Err(e)) => anyhow::bail!("--kernel debug needs the workspace: {e}"),
+    };
+    let mut opts = req.guest.lab_options(req.solution, req.keep)?;
+    opts.seed = req.seed;
+    opts.reference = req.reference.clone();
+    run_lab(root.as_deref().ok(), &lab, &tc, &opts, out)
 }
 
-/// Prints the PASS/FAIL lines, diffs, crash excerpt and score.
-pub fn print_report(r: &LabReport, color: bool) {
-    let (green, red, yellow, bold, reset) = if color {
-        ("\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[1m", "\x1b[0m")
-    } else {
-        ("", "", "", "", "")
-    };
-    let width = r.steps.iter().map(|s| s.name.len()).max().unwrap_or(0);
-    for s in &r.steps {
-        let time = s.time.map(|t| format!("  ({t:.2} s)")).unwrap_or_default();
-        let (word, colour) = match &s.verdict {
-            Verdict::Pass => ("PASS", green),
-            Verdict::Updated => ("UPDATED", yellow),
-            Verdict::Fail(_) => ("FAIL", red),
-            Verdict::Skipped(_) => ("SKIP", yellow),
-        };
-        let why = match &s.verdict {
-            Verdict::Fail(Failure::Mismatch { .. }) | Verdict::Pass => String::new(),
-            Verdict::Updated => format!("  wrote {}", rel(&s.expected_path)),
-            Verdict::Fail(Failure::MissingExpected) => format!(
-                "  no {}: run with UPDATE_EXPECT=1 to create it",
-                rel(&s.expected_path)
+/// The lab `req` names, with its extra steps and cut at its `--step`.
+fn load_requested(req: &LabRequest, root: &Result<PathBuf>, out: &mut dyn Reporter) -> Result<Lab> {
+    let (dir, name) = lab_folder(req, root)?;
+    let mut lab = Lab::load(&dir)?;
+    lab.name = name;
+    lab.config.expected_dir = req.expected_dir.clone();
+    if let Some(extra) = &req.extra {
+        // Absolute: UPDATE_EXPECT writes the snapshots relative to it.
+        let extra = extra
+            .canonicalize()
+            .with_context(|| format!("--extra {}: no such folder", extra.display()))?;
+        let n = lab.add_extra(&extra)?;
+        out.event(&Event::Note {
+            text: format!(
+                "--extra: {n} extra steps from {}",
+                extra.join(&lab.name).join("lab.toml").display()
             ),
-            Verdict::Fail(Failure::BuildFailed) => "  (build failed)".into(),
-            Verdict::Fail(Failure::TimedOut) => "  (time-out)".into(),
-            Verdict::Fail(Failure::GuestStopped) => "  (the guest stopped during this step)".into(),
-            Verdict::Fail(Failure::NotRun) => "  (not run)".into(),
-            Verdict::Fail(Failure::KernelReport) => {
-                "  (the output matched, but the kernel reported a problem: see CRASH)".into()
-            }
-            Verdict::Skipped(dep) => {
-                format!("  (skipped: it needs step {dep:?}, which did not pass)")
-            }
-        };
-        println!(
-            "{colour}{word:<5}{reset} {:02} {:<width$}{time}{why}",
-            s.index + 1,
-            s.name
-        );
-        if let Verdict::Fail(Failure::Mismatch { expected }) = &s.verdict {
-            let actual = s.actual.as_deref().unwrap_or("");
-            println!("      {red}--- expected {}{reset}", rel(&s.expected_path));
-            println!("      {green}+++ actual{reset}");
-            for line in grade::diff(expected, actual, color).lines() {
-                println!("      {line}");
-            }
-        }
-        if let (Verdict::Fail(_), Some(log)) = (&s.verdict, &s.log) {
-            println!("      full output: {}", rel(log));
-        }
-        if let (Verdict::Fail(_), Some(hint)) = (&s.verdict, &s.hint) {
-            println!("      {yellow}hint:{reset} {hint}");
-        }
+        });
     }
-    if let Some(c) = &r.crash {
-        let at = match &c.step {
-            Some((i, name)) => format!("during step {} ({name})", i + 1),
-            None => "before the first step".into(),
-        };
-        println!("{red}CRASH{reset} the kernel reported a problem {at}:");
-        for line in c.excerpt.lines() {
-            println!("      {line}");
+    if let Some(k) = req.step {
+        let n = lab.config.steps.len();
+        if k == 0 || k > n {
+            anyhow::bail!("--step {k}: {} has steps 1 to {n}", lab.name);
         }
+        if lab.config.steps[..k].iter().all(|s| s.guest().is_none()) {
+            anyhow::bail!(
+                "--step {k}: steps 1 to {k} run on the host only; a run needs a guest step"
+            );
+        }
+        out.event(&Event::Note {
+            text: format!(
+                "--step {k}: runs steps 1 to {k} ({}), the earlier ones to set it up",
+                lab.config.steps[k - 1].name
+            ),
+        });
+        lab.config.steps.truncate(k);
     }
-    let boot = r
-        .boot_time
-        .map(|b| format!(", boot {:.1} s", b.as_secs_f64()))
-        .unwrap_or_default();
-    let accel = r.accel.map(|a| format!(", {a}")).unwrap_or_default();
-    let crash = if r.crash.is_some() {
-        ", kernel crash"
-    } else {
-        ""
+    Ok(lab)
+}
+
+/// The folder of the lab `req` names, and the lab's name: `labs/<name>`,
+/// else a sample's `drivers/<name>`; a name with a `/` is a folder
+/// anywhere (a driver of one's own), named after the folder.
+fn lab_folder(req: &LabRequest, root: &Result<PathBuf>) -> Result<(PathBuf, String)> {
+    let name = req.name.clone();
+    let (lab_dir, name) = match &req.lab_dir {
+        None if name.contains('/') => {
+            let dir = PathBuf::from(&name);
+            let base = dir
+                .canonicalize()
+                .ok()
+                .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or(name);
+            (Some(dir), base)
+        }
+        other => (other.clone(), name),
     };
-    let verdict = if r.passed() {
-        format!("{green}passed{reset}")
-    } else {
-        format!("{red}failed{reset}")
+    let dir = match lab_dir {
+        // Absolute: expected files are written relative to it.
+        Some(d) => d.canonicalize().unwrap_or(d),
+        None => {
+            let root = root.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
+            let lab = root.join("labs").join(&name);
+            let sample = root.join("drivers").join(&name);
+            if !lab.join("lab.toml").is_file() && sample.join("lab.toml").is_file() {
+                sample
+            } else {
+                lab
+            }
+        }
     };
-    if let Some(seed) = r.seed {
-        println!(
-            "inputs: seed {seed} (checker lab {} --seed {seed} draws them again)",
-            r.lab
+    if !dir.join("lab.toml").is_file() {
+        let known = root
+            .as_ref()
+            .ok()
+            .and_then(|r| lab::all_labs(r).ok())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        anyhow::bail!(
+            "no lab {name:?}: {} has no lab.toml (labs: {known})",
+            dir.display()
         );
     }
-    let (earned, max) = r.score();
-    println!(
-        "{bold}score: {}/{} steps, {earned}/{max} points{reset}{crash} -- {verdict} (total {:.1} s{boot}{accel})",
-        r.passed_steps(),
-        r.steps.len(),
-        r.wall.as_secs_f64()
-    );
-    if !r.passed() {
-        let logs: Vec<String> = [Some(&r.build.log), r.console_log.as_ref()]
-            .into_iter()
-            .flatten()
-            .filter(|p| p.is_file())
-            .map(|p| rel(p))
+    Ok((dir, name))
+}
+
+/// Runs the host steps of `plan` one by one in `dir`, the workspace root,
+/// and grades them. Each step's output goes to `<work>/NN-name.log`.
+pub fn run_host_steps(
+    dir: &Path,
+    lab: &Lab,
+    plan: &Plan,
+    tc: &Toolchain,
+    solution: bool,
+    work: &Path,
+    out: &mut dyn Reporter,
+) -> Result<Vec<StepGrade>> {
+    let mut grades = Vec::new();
+    for &id in &plan.host {
+        let step = &lab.config.steps[id.0];
+        let case = step.compile_fail();
+        let command = step.host_command(solution);
+        if case.is_none() && command.is_none() {
+            continue;
+        }
+        out.event(&Event::HostStep {
+            id,
+            total: plan.steps,
+            name: step.name.clone(),
+            compile_fail: case.is_some(),
+        });
+        fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
+        let log = work.join(step.expected_file_name(id.0).replace(".txt", ".log"));
+        let started = Instant::now();
+        let (status, output) = match (case, command) {
+            (Some(case), _) => {
+                let (status, output) = crate::compilefail::build(lab, tc, case, solution, &log)?;
+                let root = lab.dir.parent().and_then(Path::parent).unwrap_or(dir);
+                (status, crate::compilefail::normalise(&output, root))
+            }
+            (None, Some(command)) => run_host_command(command, dir, &log)?,
+            (None, None) => unreachable!("skipped above"),
+        };
+        if vm::interrupted() {
+            return Err(Interrupted.into());
+        }
+        let time = started.elapsed().as_secs_f64();
+        out.event(&Event::HostStepDone { seconds: time });
+        let run = HostRun {
+            status,
+            output,
+            log,
+            time,
+        };
+        grades.push(grade::grade_host(lab, id, &run, grade::update_requested()));
+    }
+    Ok(grades)
+}
+
+/// Runs a host step's `sh -c command` in `dir`, its output into `log`;
+/// returns its exit status (-1 for a signal) and output.
+fn run_host_command(command: &str, dir: &Path, log: &Path) -> Result<(i32, String)> {
+    let file = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        // The lab's snapshots are refreshed, never the tests' own.
+        .env_remove("UPDATE_EXPECT")
+        .env("CARGO_TERM_COLOR", "never")
+        .stdin(Stdio::null())
+        .stdout(file.try_clone()?)
+        .stderr(file)
+        .status()
+        .with_context(|| format!("cannot run sh -c {command:?}"))?;
+    let output = fs::read_to_string(log).unwrap_or_default();
+    Ok((status.code().unwrap_or(-1), output))
+}
+
+/// One lab run under way: what every phase needs.
+struct LabRun<'a> {
+    root: Option<&'a Path>,
+    lab: Lab,
+    plan: Plan,
+    tc: &'a Toolchain,
+    opts: &'a LabOptions,
+    work: PathBuf,
+    started: Instant,
+    seed: Option<u64>,
+}
+
+/// Runs one lab: host steps, build, guest, grade. Says what it does
+/// through `out`, ending with [`Event::Finished`].
+pub fn run_lab(
+    root: Option<&Path>,
+    lab: &Lab,
+    tc: &Toolchain,
+    opts: &LabOptions,
+    out: &mut dyn Reporter,
+) -> Result<RunResult> {
+    let started = Instant::now();
+    let read = match root.and_then(|r| lab::chapter_heading(r, &lab.config.chapter)) {
+        Some(heading) => format!("{heading} (book/src/{})", lab.config.chapter),
+        None => format!("book/src/{}", lab.config.chapter),
+    };
+    out.event(&Event::Started {
+        lab: lab.name.clone(),
+        title: lab.config.title.clone(),
+        solution: opts.solution,
+        read,
+    });
+    let run = prepare(root, lab, tc, opts, started, out);
+    let result = run.execute(out)?;
+    out.event(&Event::Finished {
+        result: Box::new(result.clone()),
+    });
+    Ok(result)
+}
+
+/// The lab as this run has it: the steps of its kernel, this run's inputs.
+fn prepare<'a>(
+    root: Option<&'a Path>,
+    lab: &Lab,
+    tc: &'a Toolchain,
+    opts: &'a LabOptions,
+    started: Instant,
+    out: &mut dyn Reporter,
+) -> LabRun<'a> {
+    let mut note = |text: String| out.event(&Event::Note { text });
+    // Steps for the debug kernel (`kernel = "debug"`, `failslab`) run only there.
+    let lab = lab.for_kernel(tc.debug);
+    if tc.debug {
+        note(format!("kernel: the debug kernel ({})", tc.abi));
+    } else if lab.debug_steps() == 0 {
+        let skipped = Lab::load(&lab.dir).map(|l| l.debug_steps()).unwrap_or(0);
+        if skipped > 0 {
+            note(format!(
+                "({skipped} more steps run on the debug kernel only: --kernel debug)"
+            ));
+        }
+    }
+    // Differential steps: this run's inputs, from --seed or the OS.
+    let seed = lab
+        .has_differential()
+        .then(|| opts.seed.unwrap_or_else(crate::inputs::os_seed));
+    let lab = match seed {
+        Some(seed) => lab.with_inputs(seed),
+        None => lab,
+    };
+    if let Some(inputs) = &lab.config.inputs {
+        note(format!(
+            "inputs: {} (reproduce: --seed {})",
+            inputs.describe(),
+            inputs.seed
+        ));
+    }
+    LabRun {
+        root,
+        work: work_dir(root, &lab, opts.solution),
+        plan: Plan::of(&lab),
+        lab,
+        tc,
+        opts,
+        started,
+        seed,
+    }
+}
+
+impl LabRun<'_> {
+    /// Everything after the announcement.
+    fn execute(&self, out: &mut dyn Reporter) -> Result<RunResult> {
+        let lab = &self.lab;
+        // Before anything of the student's is compiled or run: the rules
+        // for student files (see crate::policy).
+        let build_log = self.work.join("build.log");
+        if let Some(build) = crate::policy::gate(lab, self.opts.solution, &build_log, out)? {
+            return Ok(self.stopped(build, grade::all_build_failed(lab)));
+        }
+        let root = self.root.unwrap_or(&lab.dir);
+        let host_steps = run_host_steps(
+            root,
+            lab,
+            &self.plan,
+            self.tc,
+            self.opts.solution,
+            &self.work,
+            out,
+        )?;
+        let ref_dir = self.reference_modules(out)?;
+        out.event(&Event::Build { reference: false });
+        let build = build(lab, self.tc, self.opts.solution, &build_log)?;
+        let reference_is_this = self.opts.solution && self.opts.reference.is_none();
+        if build.ok && lab.has_differential() && reference_is_this {
+            keep_modules(lab, &ref_dir)?;
+        }
+        let tail = (!build.ok).then(|| {
+            let text = fs::read_to_string(&build.log).unwrap_or_default();
+            setup::tail(&text, BUILD_LOG_TAIL)
+        });
+        out.event(&Event::Built {
+            reference: false,
+            ok: build.ok,
+            seconds: build.time.as_secs_f64(),
+            log: build.log.clone(),
+            tail,
+        });
+        if !build.ok {
+            return Ok(self.stopped(build, [host_steps, grade::build_failed(lab)].concat()));
+        }
+        self.boot_and_grade(build, host_steps, &ref_dir, out)
+    }
+
+    /// A run that stops before the guest boots: the build's outcome and
+    /// the steps as graded so far.
+    fn stopped(&self, build: BuildOutcome, steps: Vec<StepGrade>) -> RunResult {
+        RunResult {
+            lab: self.lab.name.clone(),
+            solution: self.opts.solution,
+            build,
+            steps,
+            crash: None,
+            timed_out: false,
+            accel: None,
+            boot_time: None,
+            wall: self.started.elapsed(),
+            console_log: None,
+            seed: self.seed,
+        }
+    }
+
+    /// The folder of the reference solution's modules for the
+    /// differential steps: given (`--reference`), or built here first, so
+    /// that the student's build is what stays in the lab folder.
+    fn reference_modules(&self, out: &mut dyn Reporter) -> Result<PathBuf> {
+        let lab = &self.lab;
+        let ref_dir = (self.opts.reference.clone()).unwrap_or_else(|| self.work.join("ref"));
+        if lab.has_differential() && self.opts.reference.is_some() {
+            for m in &lab.config.modules {
+                let ko = ref_dir.join(format!("{m}.ko"));
+                if !ko.is_file() {
+                    anyhow::bail!("--reference: {} is missing", ko.display());
+                }
+            }
+        } else if lab.has_differential() && !self.opts.solution {
+            out.event(&Event::Build { reference: true });
+            let log = self.work.join("ref-build.log");
+            let built = build(lab, self.tc, true, &log)?;
+            out.event(&Event::Built {
+                reference: true,
+                ok: built.ok,
+                seconds: built.time.as_secs_f64(),
+                log: log.clone(),
+                tail: None,
+            });
+            if !built.ok {
+                anyhow::bail!(
+                    "the reference solution does not build (the differential steps need it): see {}",
+                    log.display()
+                );
+            }
+            keep_modules(lab, &ref_dir)?;
+        }
+        Ok(ref_dir)
+    }
+
+    /// The guest's time limit: `--timeout`, else the lab's (tripled on
+    /// the debug kernel: KASAN, lockdep and kmemleak make it about three
+    /// times slower, and it scans for leaks after the last step), else
+    /// the default.
+    fn timeout(&self) -> u64 {
+        let lab_limit = self.lab.config.timeout.unwrap_or(lab::DEFAULT_TIMEOUT_SECS);
+        match (self.opts.timeout, self.tc.debug) {
+            (Some(t), _) => t,
+            (None, true) => lab_limit * 3,
+            (None, false) => lab_limit,
+        }
+    }
+
+    /// The modules and programs the guest gets: the lab's modules, the
+    /// reference solution's under [`lab::REF_DIR`], the lab's programs and
+    /// the checker's own `failnth` when a step needs it.
+    #[allow(clippy::type_complexity)]
+    fn guest_files(
+        &self,
+        ref_dir: &Path,
+    ) -> Result<(Vec<(String, PathBuf)>, Vec<(String, PathBuf)>)> {
+        let lab = &self.lab;
+        let modules = &lab.config.modules;
+        // The guest kernel's own modules the lab needs, loaded first.
+        let image = crate::imagemods::resolve(&self.tc.modules_dir, &lab.config.image_modules)?;
+        let mut files: Vec<(String, PathBuf)> = (image.into_iter())
+            .map(|m| {
+                (
+                    format!("{}/{}", crate::imagemods::GUEST_DIR, m.stem),
+                    m.path,
+                )
+            })
             .collect();
-        if !logs.is_empty() {
-            println!("logs: {}", logs.join(", "));
+        files.extend(
+            modules
+                .iter()
+                .map(|m| (m.clone(), lab.dir.join(format!("{m}.ko")))),
+        );
+        if lab.has_differential() {
+            let guest_dir = lab::REF_DIR.trim_start_matches("/lab/");
+            files.extend(
+                modules
+                    .iter()
+                    .map(|m| (format!("{guest_dir}/{m}"), ref_dir.join(format!("{m}.ko")))),
+            );
+        }
+        let mut programs: Vec<(String, PathBuf)> = (lab.config.programs.iter())
+            .map(|p| (p.clone(), lab.dir.join(p)))
+            .collect();
+        if lab.has_failslab() {
+            programs.push((
+                crate::guesttools::FAILNTH.to_owned(),
+                crate::guesttools::failnth()?,
+            ));
+        }
+        Ok((files, programs))
+    }
+
+    /// Boots the guest, runs the plan's guest steps, grades them.
+    fn boot_and_grade(
+        &self,
+        build: BuildOutcome,
+        host_steps: Vec<StepGrade>,
+        ref_dir: &Path,
+        out: &mut dyn Reporter,
+    ) -> Result<RunResult> {
+        let (lab, tc, plan) = (&self.lab, self.tc, &self.plan);
+        let (accel, why) = accel::choose(self.opts.accel, &tc.vmlinuz, &tc.cache);
+        let timeout = self.timeout();
+        let (modules, programs) = self.guest_files(ref_dir)?;
+        let cfg = GuestConfig {
+            kernel: &tc.boot_kernel,
+            modules,
+            programs,
+            steps: &plan.scripts,
+            smp: lab.config.smp.unwrap_or(1),
+            memory_mb: GUEST_MEMORY_MB,
+            timeout: Duration::from_secs(timeout),
+            accel,
+            keep: self.opts.keep,
+            extra_cmdline: if tc.debug { vm::DEBUG_CMDLINE } else { "" },
+        };
+        let run = vm::run(&cfg, &mut |p| {
+            out.event(&match p {
+                Progress::Booting => Event::Booting {
+                    accel: accel.to_string(),
+                    why: why.clone(),
+                    timeout,
+                },
+                Progress::StepStarted(n) => self.step_started(n),
+            })
+        })?;
+        if let Some(dir) = &run.kept_dir {
+            out.event(&Event::Kept { dir: dir.clone() });
+        }
+        let timed_out = run.ending == Ending::TimedOut;
+        let update = grade::update_requested();
+        let mut steps = host_steps;
+        steps.extend(grade::grade_steps(
+            lab,
+            plan,
+            &run.transcript,
+            timed_out,
+            update,
+        ));
+        // The whole console and result channel stay next to the build log.
+        let console_log = self.work.join("console.log");
+        let _ = fs::write(&console_log, &run.console);
+        let _ = fs::write(self.work.join("results.log"), &run.results_text);
+        let crash = self.crash(&run.console);
+        if let Some(crash) = &crash {
+            grade::fail_reported_step(&mut steps, crash);
+        }
+        grade::apply_depends(lab, &mut steps);
+        if let Some(e) = self.unfinished(&run, timed_out, crash.is_some(), timeout) {
+            out.event(&e);
+        }
+        Ok(RunResult {
+            accel: Some(accel.to_string()),
+            boot_time: run.boot_time,
+            console_log: Some(console_log),
+            crash,
+            timed_out,
+            steps,
+            ..self.stopped(build, Vec::new())
+        })
+    }
+
+    /// The event of the guest's run `n` starting.
+    fn step_started(&self, n: usize) -> Event {
+        let steps = &self.lab.config.steps;
+        match self.plan.guest_run(n) {
+            Some(Slot::Step(id)) => Event::GuestStep {
+                id,
+                total: steps.len(),
+                name: steps[id.0].name.clone(),
+            },
+            // The reference solution's runs of the differential steps.
+            Some(Slot::Reference(_)) => Event::ReferenceRun {
+                name: self.plan.scripts[n].name.clone(),
+            },
+            None => Event::Note {
+                text: format!("step {}", n + 1),
+            },
         }
     }
+
+    /// The first problem the kernel reported on `console`, with the step
+    /// it happened in as the lab numbers it. The debug kernel's tools say
+    /// precisely what went wrong; their reports come first (kmemleak's
+    /// scan after the last step is only seen here).
+    fn crash(&self, text: &str) -> Option<Crash> {
+        let debug_report = if self.tc.debug {
+            console::find_reports(text).first().map(|r| Crash {
+                line: r.line(),
+                step: r.step.clone(),
+                excerpt: r.excerpt.clone(),
+            })
+        } else {
+            None
+        };
+        // Fault injection makes the allocator warn (with a stack dump)
+        // about the failures it was asked for: not the module's bugs.
+        let text = if self.tc.debug {
+            console::without_injected_failure_warnings(text)
+        } else {
+            text.to_owned()
+        };
+        debug_report
+            .or_else(|| grade::find_crash(&text))
+            .map(|mut crash| {
+                crash.step = (crash.step).map(|(n, name)| (self.plan.console_position(n), name));
+                crash
+            })
+    }
+
+    /// What to say when the guest did not finish its steps: a time-out, or
+    /// a stop (QEMU failed, or the guest stopped with no crash seen).
+    fn unfinished(
+        &self,
+        run: &vm::GuestRun,
+        timed_out: bool,
+        crashed: bool,
+        timeout: u64,
+    ) -> Option<Event> {
+        let steps = &self.lab.config.steps;
+        let console = run.console.trim();
+        if timed_out {
+            let at = match run.transcript.unfinished() {
+                Some(n) => match self.plan.guest_run(n) {
+                    Some(Slot::Step(id)) => {
+                        format!("in step {} ({})", id.number(), steps[id.0].name)
+                    }
+                    _ => format!(
+                        "in the reference run {}",
+                        self.plan.scripts.get(n).map_or("", |s| s.name.as_str())
+                    ),
+                },
+                None if run.transcript.last_started().is_none() => "during boot".into(),
+                None => "after the last step".into(),
+            };
+            let console = (!console.is_empty()).then(|| setup::tail(&run.console, CONSOLE_TAIL));
+            return Some(Event::TimedOut {
+                timeout,
+                at,
+                console,
+            });
+        }
+        if run.transcript.done || run.transcript.unfinished().is_some() || crashed {
+            return None;
+        }
+        // The guest stopped before reporting anything (or QEMU failed).
+        Some(Event::GuestStopped {
+            qemu: run
+                .qemu_status
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "killed".into()),
+            console: setup::tail(&run.console, CONSOLE_TAIL),
+            qemu_said: (!run.qemu_stderr.trim().is_empty())
+                .then(|| setup::tail(&run.qemu_stderr, 10)),
+        })
+    }
+}
+
+/// Set-up without the book tools, printing only what it changes.
+pub fn ensure_quiet() -> Result<Toolchain> {
+    setup::ensure(&setup::Options {
+        book: false,
+        browser: false,
+        verbose: false,
+    })
+    .context("setup failed")
 }
 
 /// One row of `checker verify`.
@@ -752,36 +914,42 @@ pub struct VerifyRow {
     /// Lab name.
     pub lab: String,
     /// The solution's run (a sample's only run).
-    pub solution: LabReport,
+    pub solution: RunResult,
     /// The skeleton's run; `None` for a sample, which has no exercise.
-    pub skeleton: Option<LabReport>,
+    pub skeleton: Option<RunResult>,
 }
 
 impl VerifyRow {
     /// Solution passes and skeleton (if any) fails.
     pub fn ok(&self) -> bool {
-        self.solution.passed() && !self.skeleton.as_ref().is_some_and(LabReport::passed)
+        self.solution.passed() && !self.skeleton.as_ref().is_some_and(RunResult::passed)
     }
 }
 
 /// `checker verify`: every lab's solution must pass, its skeleton must
 /// fail; then every sample (`drivers/*/lab.toml`, built with a plain `make`)
 /// must pass.
-pub fn verify(root: &Path, tc: &Toolchain, base: &LabOptions) -> Result<Vec<VerifyRow>> {
+pub fn verify(
+    root: &Path,
+    tc: &Toolchain,
+    base: &LabOptions,
+    out: &mut dyn Reporter,
+) -> Result<Vec<VerifyRow>> {
     let mut rows = Vec::new();
+    let run = |lab: &Lab, solution: bool, out: &mut dyn Reporter| {
+        let opts = LabOptions {
+            solution,
+            ..base.clone()
+        };
+        out.event(&Event::Note {
+            text: String::new(),
+        });
+        run_lab(Some(root), lab, tc, &opts, out)
+    };
     for dir in lab::all_labs(root)? {
         let lab = Lab::load(&dir)?;
-        let mut reports = Vec::new();
-        for solution in [true, false] {
-            let opts = LabOptions {
-                solution,
-                ..base.clone()
-            };
-            println!();
-            reports.push(run_lab(Some(root), &lab, tc, &opts)?);
-        }
-        let skeleton = reports.pop().expect("two runs");
-        let solution = reports.pop().expect("two runs");
+        let solution = run(&lab, true, out)?;
+        let skeleton = run(&lab, false, out)?;
         rows.push(VerifyRow {
             lab: lab.name.clone(),
             solution,
@@ -791,21 +959,16 @@ pub fn verify(root: &Path, tc: &Toolchain, base: &LabOptions) -> Result<Vec<Veri
     for dir in lab::all_samples(root)? {
         let lab = Lab::load(&dir)?;
         // No `SOLUTION=1`: the sample is the only code there is.
-        let opts = LabOptions {
-            solution: false,
-            ..base.clone()
-        };
-        println!();
         rows.push(VerifyRow {
             lab: lab.name.clone(),
-            solution: run_lab(Some(root), &lab, tc, &opts)?,
+            solution: run(&lab, false, out)?,
             skeleton: None,
         });
     }
     Ok(rows)
 }
 
-fn summary(r: &LabReport) -> String {
+fn summary(r: &RunResult) -> String {
     if !r.build.ok {
         return "fails (build)".into();
     }
@@ -814,16 +977,15 @@ fn summary(r: &LabReport) -> String {
     format!("{word} ({}/{}{crash})", r.passed_steps(), r.steps.len())
 }
 
-/// Prints the verify summary table.
-pub fn print_verify(rows: &[VerifyRow]) {
-    println!();
-    println!(
-        "{:<12} {:<22} {:<22} verdict",
+/// The verify summary table.
+pub fn verify_table(rows: &[VerifyRow]) -> String {
+    let mut t = format!(
+        "\n{:<12} {:<22} {:<22} verdict\n",
         "lab", "solution", "skeleton"
     );
     for row in rows {
-        println!(
-            "{:<12} {:<22} {:<22} {}",
+        t += &format!(
+            "{:<12} {:<22} {:<22} {}\n",
             row.lab,
             summary(&row.solution),
             row.skeleton
@@ -839,5 +1001,5 @@ pub fn print_verify(rows: &[VerifyRow]) {
         );
     }
     let ok = rows.iter().filter(|r| r.ok()).count();
-    println!("verify: {ok}/{} labs as expected", rows.len());
+    t + &format!("verify: {ok}/{} labs as expected\n", rows.len())
 }

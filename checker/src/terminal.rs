@@ -1,0 +1,356 @@
+//! The terminal reporter: a run's [`Event`]s as the lines a student reads
+//! (progress, PASS/FAIL per step, diffs, crash excerpt, score), coloured
+//! when the output is a terminal.
+
+use std::io::{IsTerminal as _, Write};
+use std::path::Path;
+
+use crate::events::{Event, Reporter};
+use crate::grade::{Failure, Status};
+use crate::run::RunResult;
+
+/// Whether to colour standard output: it is a terminal and `NO_COLOR` is
+/// unset.
+pub fn color() -> bool {
+    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+}
+
+/// The escape sequences of the few styles the reports use (all empty
+/// without colour).
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    /// Passed, added lines.
+    pub green: &'static str,
+    /// Failed, removed lines.
+    pub red: &'static str,
+    /// Updated, skipped, hints.
+    pub yellow: &'static str,
+    /// The score line.
+    pub bold: &'static str,
+    /// Diff context markers.
+    pub dim: &'static str,
+    /// Back to plain text.
+    pub reset: &'static str,
+}
+
+impl Style {
+    /// The styles, or none when `color` is false.
+    pub fn new(color: bool) -> Style {
+        if color {
+            Style {
+                green: "\x1b[32m",
+                red: "\x1b[31m",
+                yellow: "\x1b[33m",
+                bold: "\x1b[1m",
+                dim: "\x1b[2m",
+                reset: "\x1b[0m",
+            }
+        } else {
+            Style {
+                green: "",
+                red: "",
+                yellow: "",
+                bold: "",
+                dim: "",
+                reset: "",
+            }
+        }
+    }
+}
+
+/// Renders events on `out`.
+pub struct Terminal<W: Write> {
+    out: W,
+    color: bool,
+}
+
+impl Terminal<std::io::Stdout> {
+    /// On standard output, coloured when it is a terminal.
+    pub fn stdout() -> Self {
+        Terminal {
+            out: std::io::stdout(),
+            color: color(),
+        }
+    }
+}
+
+impl<W: Write> Terminal<W> {
+    /// On `out`, coloured when `color`.
+    pub fn new(out: W, color: bool) -> Self {
+        Terminal { out, color }
+    }
+}
+
+impl<W: Write> Reporter for Terminal<W> {
+    fn event(&mut self, event: &Event) {
+        let _ = render(&mut self.out, event, self.color);
+        let _ = self.out.flush();
+    }
+}
+
+fn render(o: &mut dyn Write, event: &Event, color: bool) -> std::io::Result<()> {
+    match event {
+        Event::Started {
+            lab,
+            title,
+            solution,
+            read,
+        } => {
+            let variant = if *solution {
+                " (reference solution)"
+            } else {
+                ""
+            };
+            writeln!(o, "{lab}: {title}{variant}")?;
+            writeln!(o, "Read: {read}")
+        }
+        Event::Note { text } | Event::Output { text } => writeln!(o, "{text}"),
+        Event::Policy {
+            files,
+            ms,
+            violations,
+        } => {
+            let names = files.join(", ");
+            if violations.is_empty() {
+                return writeln!(o, "policy {names} ... ok ({ms:.1} ms)");
+            }
+            writeln!(
+                o,
+                "policy {names} ... REJECTED: nothing was built or run ({ms:.1} ms)"
+            )?;
+            for v in violations {
+                writeln!(o, "  {v}")?;
+            }
+            writeln!(o, "  ({})", crate::policy::REJECTED)
+        }
+        Event::HostStep {
+            id,
+            total,
+            name,
+            compile_fail,
+        } => {
+            let what = if *compile_fail {
+                "compile-fail, on the host"
+            } else {
+                "on the host"
+            };
+            write!(o, "step {}/{total} {name} ({what}) ...", id.number())
+        }
+        Event::HostStepDone { seconds } => writeln!(o, " done ({seconds:.1} s)"),
+        Event::Build { reference: true } => write!(o, "build the reference solution ..."),
+        Event::Build { reference: false } => write!(o, "build ..."),
+        Event::Built {
+            reference: true,
+            ok,
+            seconds,
+            ..
+        } => match ok {
+            true => writeln!(o, " ok ({seconds:.1} s)"),
+            false => writeln!(o, " FAILED"),
+        },
+        Event::Built {
+            reference: false,
+            ok,
+            seconds,
+            log,
+            tail,
+        } => {
+            if *ok {
+                return writeln!(o, " ok ({seconds:.1} s)");
+            }
+            writeln!(o, " FAILED ({seconds:.1} s)")?;
+            writeln!(o, "--- last lines of {}", log.display())?;
+            writeln!(o, "{}", tail.as_deref().unwrap_or(""))?;
+            writeln!(o, "---")
+        }
+        Event::Booting {
+            accel,
+            why,
+            timeout,
+        } => writeln!(
+            o,
+            "boot ... accelerator {accel}: {why}; time limit {timeout} s"
+        ),
+        Event::GuestStep { id, total, name } => {
+            writeln!(o, "step {}/{total} {name}", id.number())
+        }
+        Event::ReferenceRun { name } => writeln!(o, "reference run {name}"),
+        Event::Kept { dir } => writeln!(o, "kept the guest files in {}", dir.display()),
+        Event::TimedOut {
+            timeout,
+            at,
+            console,
+        } => {
+            match console {
+                None => writeln!(
+                    o,
+                    "TIME-OUT after {timeout} s {at}; the kernel printed nothing on the console"
+                )?,
+                Some(tail) => {
+                    writeln!(o, "TIME-OUT after {timeout} s {at}; last console lines:")?;
+                    writeln!(o, "{tail}")?;
+                }
+            }
+            writeln!(o, "---")
+        }
+        Event::GuestStopped {
+            qemu,
+            console,
+            qemu_said,
+        } => {
+            writeln!(
+                o,
+                "the guest stopped before the steps finished (qemu {qemu}); last console lines:"
+            )?;
+            writeln!(o, "{console}")?;
+            if let Some(said) = qemu_said {
+                writeln!(o, "qemu said:\n{said}")?;
+            }
+            writeln!(o, "---")
+        }
+        Event::Finished { result } => write_result(o, result, color),
+    }
+}
+
+/// `path` relative to the current folder, when it is inside it.
+pub fn rel(path: &Path) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    path.strip_prefix(&cwd)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// The word and colour of a step's status.
+fn status_word(status: &Status, s: Style) -> (&'static str, &'static str) {
+    match status {
+        Status::Passed => ("PASS", s.green),
+        Status::Updated => ("UPDATED", s.yellow),
+        Status::Failed(_) => ("FAIL", s.red),
+        Status::Skipped(_) => ("SKIP", s.yellow),
+    }
+}
+
+/// What the PASS/FAIL line adds about a step.
+fn status_note(status: &Status, expected: &Path) -> String {
+    match status {
+        Status::Failed(Failure::Mismatch) | Status::Passed => String::new(),
+        Status::Updated => format!("  wrote {}", rel(expected)),
+        Status::Failed(Failure::MissingExpected) => format!(
+            "  no {}: run with UPDATE_EXPECT=1 to create it",
+            rel(expected)
+        ),
+        Status::Failed(Failure::BuildFailed) => "  (build failed)".into(),
+        Status::Failed(Failure::TimedOut) => "  (time-out)".into(),
+        Status::Failed(Failure::GuestStopped) => "  (the guest stopped during this step)".into(),
+        Status::Failed(Failure::NotRun) => "  (not run)".into(),
+        Status::Failed(Failure::KernelReport) => {
+            "  (the output matched, but the kernel reported a problem: see CRASH)".into()
+        }
+        Status::Skipped(dep) => format!("  (skipped: it needs step {dep:?}, which did not pass)"),
+    }
+}
+
+/// The PASS/FAIL lines, diffs, crash excerpt and score of a run.
+pub fn write_result(o: &mut dyn Write, r: &RunResult, color: bool) -> std::io::Result<()> {
+    let st = Style::new(color);
+    let width = r.steps.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    for s in &r.steps {
+        let time = s.time.map(|t| format!("  ({t:.2} s)")).unwrap_or_default();
+        let (word, colour) = status_word(&s.status, st);
+        let why = status_note(&s.status, &s.expected_path);
+        writeln!(
+            o,
+            "{colour}{word:<5}{} {:02} {:<width$}{time}{why}",
+            st.reset,
+            s.id.number(),
+            s.name
+        )?;
+        if let Some(diff) = s.diff(color) {
+            writeln!(
+                o,
+                "      {}--- expected {}{}",
+                st.red,
+                rel(&s.expected_path),
+                st.reset
+            )?;
+            writeln!(o, "      {}+++ actual{}", st.green, st.reset)?;
+            for line in diff.lines() {
+                writeln!(o, "      {line}")?;
+            }
+        }
+        if let (Status::Failed(_), Some(log)) = (&s.status, &s.log) {
+            writeln!(o, "      full output: {}", rel(log))?;
+        }
+        if let (Status::Failed(_), Some(hint)) = (&s.status, &s.hint) {
+            writeln!(o, "      {}hint:{} {hint}", st.yellow, st.reset)?;
+        }
+    }
+    if let Some(c) = &r.crash {
+        let at = match &c.step {
+            Some((i, name)) => format!("during step {} ({name})", i + 1),
+            None => "before the first step".into(),
+        };
+        writeln!(
+            o,
+            "{}CRASH{} the kernel reported a problem {at}:",
+            st.red, st.reset
+        )?;
+        for line in c.excerpt.lines() {
+            writeln!(o, "      {line}")?;
+        }
+    }
+    write_score(o, r, st)
+}
+
+/// The seed line, the score line and, after a failure, where the logs are.
+fn write_score(o: &mut dyn Write, r: &RunResult, st: Style) -> std::io::Result<()> {
+    let boot = r
+        .boot_time
+        .map(|b| format!(", boot {:.1} s", b.as_secs_f64()))
+        .unwrap_or_default();
+    let accel = r
+        .accel
+        .as_ref()
+        .map(|a| format!(", {a}"))
+        .unwrap_or_default();
+    let crash = if r.crash.is_some() {
+        ", kernel crash"
+    } else {
+        ""
+    };
+    let verdict = if r.passed() {
+        format!("{}passed{}", st.green, st.reset)
+    } else {
+        format!("{}failed{}", st.red, st.reset)
+    };
+    if let Some(seed) = r.seed {
+        writeln!(
+            o,
+            "inputs: seed {seed} (checker lab {} --seed {seed} draws them again)",
+            r.lab
+        )?;
+    }
+    let (earned, max) = r.score();
+    writeln!(
+        o,
+        "{}score: {}/{} steps, {earned}/{max} points{}{crash} -- {verdict} (total {:.1} s{boot}{accel})",
+        st.bold,
+        r.passed_steps(),
+        r.steps.len(),
+        st.reset,
+        r.wall.as_secs_f64()
+    )?;
+    if !r.passed() {
+        let logs: Vec<String> = [Some(&r.build.log), r.console_log.as_ref()]
+            .into_iter()
+            .flatten()
+            .filter(|p| p.is_file())
+            .map(|p| rel(p))
+            .collect();
+        if !logs.is_empty() {
+            writeln!(o, "logs: {}", logs.join(", "))?;
+        }
+    }
+    Ok(())
+}
