@@ -5,13 +5,18 @@
 //! - [`vm`]: builds the initramfs ([`cpio`]) and runs the steps in a QEMU
 //!   guest, with the accelerator chosen by [`accel`].
 //! - [`results`]: the guest-to-host result channel (runner script, parser).
+//! - [`plan`]: which of a lab's steps run where (typed step ids).
 //! - [`snapshot`]: turns a step's result into snapshot text.
-//! - [`grade`]: compares with the expected files, finds crashes, diffs.
-//! - [`run`]: `checker lab` and `checker verify`.
+//! - [`grade`]: compares with the expected files, finds crashes, diffs:
+//!   one [`grade::Status`] per step.
+//! - [`run`]: the runner (`checker lab`, `checker verify`): a
+//!   [`run::LabRequest`] in, a [`run::RunResult`] out, [`events`] on the
+//!   way, which [`terminal`] renders.
 //! - [`jobs`], [`gradedir`], [`fixtures`]: `checker run --all -j N`,
 //!   `checker grade`, `checker fixtures`.
 //! - [`doctor`], [`watch`]: `checker doctor`, `checker watch`.
-//! - [`report`]: JSON and JUnit reports, verdicts, the summary table.
+//! - [`report`]: the verdict of a run, JSON and JUnit reports, the
+//!   summary table.
 //! - [`buildcheck`]: rejects modules that contain an allocation-failure
 //!   panic path.
 //! - [`imagemods`]: modules from the guest kernel's image (`image_modules`).
