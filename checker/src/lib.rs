@@ -23,6 +23,7 @@
 //! - [`guesttools`]: the checker's own programs in the guest (`failnth`).
 //! - [`policy`]: what a student file may hold, checked before the build.
 //! - [`inputs`]: randomised inputs of differential steps (`[random]`).
+//! - [`skeleton`]: lab skeletons generated from the solutions' TODO markers.
 #![forbid(unsafe_code)]
 
 pub mod accel;
@@ -51,6 +52,7 @@ pub mod results;
 pub mod run;
 pub mod setup;
 pub mod sizes;
+pub mod skeleton;
 pub mod snapshot;
 pub mod terminal;
 pub mod vm;

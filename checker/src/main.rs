@@ -23,6 +23,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// The book's mdBook preprocessor: solution pages without the skeleton
+    /// markers (see checker::skeleton).
+    #[command(hide = true)]
+    MdbookSolutions {
+        /// `supports RENDERER`, as mdBook asks first.
+        args: Vec<String>,
+    },
     /// Install what is missing (Debian packages, kernel headers, guest
     /// kernel, Rust components, book tools); idempotent.
     Setup {
@@ -272,6 +279,15 @@ fn real_main(cli: Cli) -> Result<bool> {
         Cmd::Grade(args) => checker::gradedir::grade_cmd(&args),
         Cmd::Fixtures(args) => checker::fixtures::run_cmd(&args),
         Cmd::Doctor => checker::doctor::run(),
+        Cmd::MdbookSolutions { args } => {
+            if args.first().map(String::as_str) == Some("supports") {
+                return Ok(true);
+            }
+            let mut input = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)?;
+            print!("{}", checker::skeleton::mdbook_preprocess(&input)?);
+            Ok(true)
+        }
         Cmd::Watch(args) => checker::watch::run(&args),
     }
 }

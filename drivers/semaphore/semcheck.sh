@@ -18,9 +18,13 @@ write-read)
 	printf x > $dev; printf xy > $dev; printf xyz > $dev
 	for i in 1 2 3 4 5 6; do head -c 1 $dev | od -An -tx1; done ;;
 blocking)
-	# A reader blocks on an empty semaphore until a writer comes.
+	# A reader blocks on an empty semaphore until a writer comes; so does
+	# a poller, which the write must wake long before its time-out.
 	( head -c 1 $dev > /dev/null; echo "reader: woke up" ) &
-	sleep 1; echo "writer: writing"; printf x > $dev; wait ;;
+	sleep 1; echo "writer: writing"; printf x > $dev; wait
+	$t poll $dev 5000 &
+	sleep 1; echo "writer: writing again"; printf x > $dev; wait
+	head -c 1 $dev | od -An -tx1 ;;
 ioctl)
 	# _IOR('c', 1, u64) = 0x80086301, _IOW('c', 1, u64) = 0x40086301.
 	$t ioctl-u64 $dev 0x80086301

@@ -1,4 +1,10 @@
+// TODO-BEGIN
 //! The RFC's semaphore sample: a misc device `/dev/rust_semaphore`.
+// TODO-ELSE
+// //! Lab 08: the RFC's semaphore sample, a misc device `/dev/rust_semaphore`.
+// //! Complete `consume` (the blocking part of read) and `ioctl` (the
+// //! `TODO`s); the reference solution is `drivers/semaphore/src/lib.rs`.
+// TODO-END
 //!
 //! A write of `n` bytes adds `n` to the count; a read blocks until the
 //! count is positive, takes one, and returns one byte (then end of file
@@ -67,6 +73,7 @@ impl FileState {
     /// Waits until the count is positive and takes one; `EAGAIN` instead
     /// of waiting when `nonblocking`.
     fn consume(&self, nonblocking: bool) -> Result {
+        // TODO-BEGIN
         let mut inner = self.shared.inner.lock();
         while inner.count == 0 {
             if nonblocking {
@@ -78,6 +85,14 @@ impl FileState {
         }
         inner.count -= 1;
         Ok(())
+        // TODO-ELSE
+        // // TODO: lock `self.shared.inner`; while the count is 0, return
+        // // EAGAIN if `nonblocking`, else wait on `self.shared.changed`
+        // // (interruptibly: a signal gives EINTR); then take one from the
+        // // count.
+        // let _ = nonblocking;
+        // Err(EAGAIN)
+        // TODO-END
     }
 }
 // ANCHOR_END: consume
@@ -124,15 +139,24 @@ impl FileOperations for FileState {
 
     // ANCHOR: poll
     fn poll(&self, _file: &File, table: &PollTable<'_>) -> Result<u32> {
+        // TODO-BEGIN
         // Register before looking: a write in between then wakes us.
         table.register(&self.shared.changed);
         let readable = self.shared.inner.lock().count > 0;
         Ok(if readable { POLLIN | POLLOUT } else { POLLOUT })
+        // TODO-ELSE
+        // // TODO: the C twin's `semaphore_poll`: readable (POLLIN) while the
+        // // count is positive, always writable (POLLOUT), and a poller that
+        // // sleeps must be woken by the next write.
+        // let _ = (table, POLLIN);
+        // Ok(POLLOUT)
+        // TODO-END
     }
     // ANCHOR_END: poll
 
     // ANCHOR: ioctl
     fn ioctl(&self, _file: &File, cmd: IoctlCommand) -> Result<i32> {
+        // TODO-BEGIN
         match cmd.cmd {
             IOCTL_GET_READ_COUNT => {
                 let count = self.read_count.load(Ordering::Relaxed);
@@ -149,6 +173,13 @@ impl FileOperations for FileState {
             }
             _ => Err(ENOTTY),
         }
+        // TODO-ELSE
+        // // TODO: IOCTL_GET_READ_COUNT writes this file's read count (a u64)
+        // // to the user pointer `cmd.user_slice()`; IOCTL_SET_READ_COUNT
+        // // reads one from it. Any other command is ENOTTY.
+        // let _ = (cmd, IOCTL_GET_READ_COUNT, IOCTL_SET_READ_COUNT);
+        // Ok(0)
+        // TODO-END
     }
     // ANCHOR_END: ioctl
 }

@@ -103,6 +103,40 @@ fn boxes_dropped() -> Result {
 }
 // ANCHOR_END: leak_check
 
+// ANCHOR: slices
+/// A slice goes in whole; `truncate` drops values from the end.
+fn slices() -> Result {
+    let before = live_allocations();
+    let mut digits = LabVec::new();
+    digits.extend_from_slice(&[3u64, 1, 4], GFP_KERNEL)?;
+    digits.extend_from_slice(&[1, 5, 9, 2, 6, 5], GFP_KERNEL)?;
+    digits.extend_from_slice(&[], GFP_KERNEL)?;
+    pr_info!(
+        "slices: {:?}, capacity {}\n",
+        &digits[..],
+        digits.capacity()
+    );
+    digits.truncate(4);
+    digits.truncate(100);
+    pr_info!(
+        "truncated: {:?}, capacity {}\n",
+        &digits[..],
+        digits.capacity()
+    );
+    let mut boxes = LabVec::new();
+    for i in 0..10u64 {
+        boxes.push(KBox::new(i, GFP_KERNEL)?, GFP_KERNEL)?;
+    }
+    boxes.truncate(3);
+    pr_info!(
+        "10 boxes truncated to {}: {} more live allocations\n",
+        boxes.len(),
+        live_allocations() - before
+    );
+    Ok(())
+}
+// ANCHOR_END: slices
+
 /// Displays `char` `count` times, without allocating.
 struct Repeat(char, usize);
 
@@ -132,6 +166,7 @@ fn load() -> Result<GrowVec> {
 
     too_much(&mut values)?;
     boxes_dropped()?;
+    slices()?;
 
     // ANCHOR: printing
     // 5 + 300 * 2 bytes: cut to the 253 `é` that fit in 512 bytes, and

@@ -1,12 +1,14 @@
-//! Lab 04: a growable vector. Implement its growth (`reserve`) and its
-//! `Drop`; the book's chapter "Errors, printing and the allocator" explains
-//! both, and `expected/` shows what the module must log.
+//! Lab 04: a growable vector. Implement its growth (`reserve`), its two
+//! slice methods (`extend_from_slice`, `truncate`) and its `Drop`; the
+//! book's chapter "Errors, printing and the allocator" explains the pieces,
+//! and `expected/` shows what the module must log.
 
 use core::ops::Deref;
 
 use kernel::alloc::{Flags, RawBuf};
 use kernel::prelude::*;
 
+// ANCHOR: labvec
 /// A growable vector of `T` on the kmalloc heap.
 ///
 /// The storage is a [`RawBuf`]: it holds `capacity()` slots, knows which are
@@ -15,6 +17,7 @@ use kernel::prelude::*;
 pub(crate) struct LabVec<T> {
     buf: RawBuf<T>,
 }
+// ANCHOR_END: labvec
 
 impl<T> LabVec<T> {
     /// An empty vector; it allocates nothing.
@@ -32,6 +35,7 @@ impl<T> LabVec<T> {
         self.buf.capacity()
     }
 
+    // ANCHOR: push
     /// Appends `value`, growing if needed: `Err(ENOMEM)` if memory ran out.
     pub(crate) fn push(&mut self, value: T, flags: Flags) -> Result {
         self.reserve(1, flags)?;
@@ -39,26 +43,50 @@ impl<T> LabVec<T> {
         // only if there is not.
         self.buf.push_within_capacity(value).map_err(|_| ENOMEM)
     }
+    // ANCHOR_END: push
 
+    // ANCHOR: reserve
     // ANCHOR: todo
     /// Makes room for at least `additional` more values. When it has to
     /// grow, the capacity at least doubles, starting at 4. A size that
     /// overflows is `ENOMEM`, like one that does not fit in memory. On
     /// failure the vector is unchanged.
     pub(crate) fn reserve(&mut self, additional: usize, flags: Flags) -> Result {
-        // TODO: compute the length needed (`checked_add`: an overflow is
-        // ENOMEM); if it exceeds the capacity, grow the buffer with
-        // `self.buf.grow_to(new_capacity, flags)?` to the largest of: what is
-        // needed, twice the capacity, and 4.
+        // TODO: grow the buffer (`self.buf.grow_to`) only when what is
+        // needed does not fit, as the comment above says.
         let _ = (additional, flags);
         Err(ENOMEM)
     }
+    // ANCHOR_END: reserve
+
+    // ANCHOR: extend
+    /// Appends a copy of every value of `values`, in order: all of them, or,
+    /// if memory runs out, none (`Err(ENOMEM)`, the vector unchanged). It
+    /// allocates at most once.
+    pub(crate) fn extend_from_slice(&mut self, values: &[T], flags: Flags) -> Result
+    where
+        T: Clone,
+    {
+        // TODO
+        let _ = (values, flags);
+        Err(ENOMEM)
+    }
+
+    /// Keeps the first `len` values and drops the others, last first; the
+    /// capacity stays. Nothing happens if there are `len` values or fewer.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        // TODO
+        let _ = len;
+    }
+    // ANCHOR_END: extend
 }
 
+// ANCHOR: drop
 // TODO: implement `Drop` for `LabVec<T>`. The buffer frees its memory
 // itself, but forgets the values still in it (see `RawBuf` in
 // kernel-crate/src/alloc/raw_buf.rs): a vector of `KBox`es would leak them
 // (`expected/01-load.txt` counts live allocations).
+// ANCHOR_END: drop
 // ANCHOR_END: todo
 
 impl<T> Default for LabVec<T> {

@@ -21,6 +21,7 @@ use core::ops::{Deref, DerefMut};
 
 use kernel::prelude::*;
 
+// ANCHOR: mutex
 // ANCHOR: todo
 /// A value protected by a kernel mutex.
 pub(crate) struct Mutex<T> {
@@ -29,23 +30,29 @@ pub(crate) struct Mutex<T> {
     todo: Infallible,
     _value: PhantomData<T>,
 }
+// ANCHOR_END: mutex
 
 impl<T> Mutex<T> {
+    // ANCHOR: new
     /// A mutex holding `value`; fails with `ENOMEM`.
     pub(crate) fn new(value: T) -> Result<Self> {
         // TODO: make the kernel mutex, then the `LockedBy` that it protects.
         let _ = value;
         Err(ENOSYS)
     }
+    // ANCHOR_END: new
 
+    // ANCHOR: lock
     /// Takes the mutex, sleeping until it is free, and returns the guard
     /// through which the value is reached.
     pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
         // TODO: lock the kernel mutex and keep its guard in yours.
         match self.todo {}
     }
+    // ANCHOR_END: lock
 }
 
+// ANCHOR: guard
 /// Proof that the mutex is held: the only way to its value. The mutex is
 /// released when the guard is dropped.
 pub(crate) struct MutexGuard<'a, T> {
@@ -54,8 +61,10 @@ pub(crate) struct MutexGuard<'a, T> {
     todo: Infallible,
     _value: PhantomData<&'a mut T>,
 }
+// ANCHOR_END: guard
 // ANCHOR_END: todo
 
+// ANCHOR: deref
 impl<T: Sync> Deref for MutexGuard<'_, T> {
     type Target = T;
 
@@ -71,3 +80,4 @@ impl<T: Sync> DerefMut for MutexGuard<'_, T> {
         match self.todo {}
     }
 }
+// ANCHOR_END: deref

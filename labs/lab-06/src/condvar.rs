@@ -24,6 +24,7 @@ use core::convert::Infallible;
 use kernel::prelude::*;
 use kernel::sync::MutexGuard;
 
+// ANCHOR: condvar
 // ANCHOR: todo
 /// A condition variable: threads wait on it, holding a mutex's guard,
 /// until another thread notifies it.
@@ -31,6 +32,7 @@ pub(crate) struct CondVar {
     // TODO: the wait queue, pinned on the heap.
     todo: Infallible,
 }
+// ANCHOR_END: condvar
 
 impl CondVar {
     /// A condition variable with no waiter; fails with `ENOMEM`.
@@ -47,6 +49,7 @@ impl CondVar {
         match self.todo {}
     }
 
+    // ANCHOR: wait_interruptible
     /// Waits until notified or until a signal is pending; returns `true`
     /// if a signal is pending (the caller should give up).
     pub(crate) fn wait_interruptible<T>(&self, guard: &mut MutexGuard<'_, T>) -> bool {
@@ -54,6 +57,7 @@ impl CondVar {
         let _ = guard;
         match self.todo {}
     }
+    // ANCHOR_END: wait_interruptible
 
     /// Wakes one waiter.
     pub(crate) fn notify_one(&self) {

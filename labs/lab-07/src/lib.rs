@@ -59,6 +59,7 @@ impl FileOperations for ScratchFile {
     }
     // ANCHOR_END: file_ops
 
+    // ANCHOR: read
     fn read(&self, _file: &File, writer: &mut UserSliceWriter, offset: u64) -> Result<usize> {
         // TODO: copy the bytes of the buffer from `offset` on (at most
         // `writer.len()` of them) to user space with `writer.write_slice`,
@@ -68,7 +69,9 @@ impl FileOperations for ScratchFile {
         let _ = (writer, offset);
         Err(EINVAL)
     }
+    // ANCHOR_END: read
 
+    // ANCHOR: write
     fn write_pos(&self, file: &File, reader: &mut UserSliceReader, pos: &mut u64) -> Result<usize> {
         // TODO: store the bytes user space wrote at `*pos` (at the end if
         // the file was opened with O_APPEND), growing the buffer up to
@@ -80,6 +83,7 @@ impl FileOperations for ScratchFile {
         let _ = (file, reader, pos, O_APPEND);
         Err(EINVAL)
     }
+    // ANCHOR_END: write
 
     // ANCHOR: seek
     fn seek(&self, file: &File, pos: SeekFrom) -> Result<u64> {

@@ -1,5 +1,13 @@
+// TODO-BEGIN
 //! Lab 01, reference solution: a module that greets on load and says
 //! goodbye on unload.
+// TODO-ELSE
+// //! Lab 01: your first module.
+// //!
+// //! Complete this module so that `make lab-01` passes. The book's chapter
+// //! "Your first module" walks through each step; the expected output is in
+// //! `expected/`.
+// TODO-END
 
 #![no_std]
 
@@ -9,35 +17,64 @@ use kernel::prelude::*;
 module! {
     type: Hello,
     name: "hello",
+    // TODO-BEGIN
     author: "Rust kernel workbook",
     description: "Greets the kernel log on load and unload",
+    // TODO-ELSE
+    // // TODO: add an `author` and a `description` (see `expected/01-modinfo.txt`).
+    // TODO-END
     license: "GPL",
 }
 // ANCHOR_END: module
 
 // ANCHOR: state
+/// Who `init` greets, in this order.
+const NAMES: [&str; 3] = ["kernel", "Rust", "reader"];
+
 /// What the module keeps while it is loaded.
 struct Hello {
     /// How many greetings were printed at load time.
-    greetings: u32,
+    greetings: usize,
 }
 // ANCHOR_END: state
 
 // ANCHOR: init
 impl kernel::Module for Hello {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        // TODO-BEGIN
         pr_info!("Hello from Rust!\n");
+        let mut bytes = 0;
+        for (i, name) in NAMES.iter().enumerate() {
+            pr_info!("Hello, {name}! ({} of {})\n", i + 1, NAMES.len());
+            bytes += name.len();
+        }
         // Rust formatting, not printk's: the `%` is printed as it is.
-        pr_info!("{} + {} = {}, 100% of the time\n", 2, 2, 2 + 2);
-        Ok(Hello { greetings: 2 })
+        pr_info!("{} names, {bytes} bytes, 100% greeted\n", NAMES.len());
+        Ok(Hello {
+            greetings: 1 + NAMES.len(),
+        })
+        // TODO-ELSE
+        // // TODO: greet the kernel log with `pr_info!`: "Hello from Rust!", then
+        // // each of `NAMES` with its place in the list, then a line with the
+        // // number of names and the bytes they have in all. The lines are in
+        // // `expected/02-load.txt`. Compute the numbers from `NAMES`, not by
+        // // hand: with other names the lines must follow. Count every
+        // // greeting in `greetings`.
+        // Ok(Hello { greetings: 0 })
+        // TODO-END
     }
 }
 // ANCHOR_END: init
 
 // ANCHOR: drop
+// TODO-BEGIN
 impl Drop for Hello {
     fn drop(&mut self) {
         pr_info!("Goodbye after {} greetings\n", self.greetings);
     }
 }
+// TODO-ELSE
+// // TODO: implement `Drop` for `Hello` to say goodbye when the module is
+// // unloaded (see `expected/04-unload.txt`).
+// TODO-END
 // ANCHOR_END: drop

@@ -1,13 +1,23 @@
-//! Lab 04, reference solution: the growth and the drop of `LabVec`.
+// TODO-BEGIN
+//! Lab 04, reference solution: the growth, the slices and the drop of
+//! `LabVec`.
+// TODO-ELSE
+// //! Lab 04: a growable vector. Implement its growth (`reserve`), its two
+// //! slice methods (`extend_from_slice`, `truncate`) and its `Drop`; the
+// //! book's chapter "Errors, printing and the allocator" explains the pieces,
+// //! and `expected/` shows what the module must log.
+// TODO-END
 
 use core::ops::Deref;
 
 use kernel::alloc::{Flags, RawBuf};
 use kernel::prelude::*;
 
+// TODO-BEGIN
 /// The capacity of the first allocation.
 const MIN_CAPACITY: usize = 4;
 
+// TODO-END
 // ANCHOR: labvec
 /// A growable vector of `T` on the kmalloc heap.
 ///
@@ -46,11 +56,13 @@ impl<T> LabVec<T> {
     // ANCHOR_END: push
 
     // ANCHOR: reserve
+    // ANCHOR: todo
     /// Makes room for at least `additional` more values. When it has to
     /// grow, the capacity at least doubles, starting at 4. A size that
     /// overflows is `ENOMEM`, like one that does not fit in memory. On
     /// failure the vector is unchanged.
     pub(crate) fn reserve(&mut self, additional: usize, flags: Flags) -> Result {
+        // TODO-BEGIN
         let needed = self.len().checked_add(additional).ok_or(ENOMEM)?;
         if needed <= self.capacity() {
             return Ok(());
@@ -59,11 +71,57 @@ impl<T> LabVec<T> {
         self.buf
             .grow_to(needed.max(doubled).max(MIN_CAPACITY), flags)?;
         Ok(())
+        // TODO-ELSE
+        // // TODO: grow the buffer (`self.buf.grow_to`) only when what is
+        // // needed does not fit, as the comment above says.
+        // let _ = (additional, flags);
+        // Err(ENOMEM)
+        // TODO-END
     }
     // ANCHOR_END: reserve
+
+    // ANCHOR: extend
+    /// Appends a copy of every value of `values`, in order: all of them, or,
+    /// if memory runs out, none (`Err(ENOMEM)`, the vector unchanged). It
+    /// allocates at most once.
+    pub(crate) fn extend_from_slice(&mut self, values: &[T], flags: Flags) -> Result
+    where
+        T: Clone,
+    {
+        // TODO-BEGIN
+        // Room for all of them first: after that nothing can fail, so there
+        // is no half-extended vector to undo.
+        self.reserve(values.len(), flags)?;
+        for value in values {
+            self.buf
+                .push_within_capacity(value.clone())
+                .map_err(|_| ENOMEM)?;
+        }
+        Ok(())
+        // TODO-ELSE
+        // // TODO
+        // let _ = (values, flags);
+        // Err(ENOMEM)
+        // TODO-END
+    }
+
+    /// Keeps the first `len` values and drops the others, last first; the
+    /// capacity stays. Nothing happens if there are `len` values or fewer.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        // TODO-BEGIN
+        while self.len() > len {
+            drop(self.buf.pop());
+        }
+        // TODO-ELSE
+        // // TODO
+        // let _ = len;
+        // TODO-END
+    }
+    // ANCHOR_END: extend
 }
 
 // ANCHOR: drop
+// TODO-BEGIN
 impl<T> Drop for LabVec<T> {
     fn drop(&mut self) {
         // The buffer frees its memory when it is dropped, right after this,
@@ -71,7 +129,14 @@ impl<T> Drop for LabVec<T> {
         self.buf.clear();
     }
 }
+// TODO-ELSE
+// // TODO: implement `Drop` for `LabVec<T>`. The buffer frees its memory
+// // itself, but forgets the values still in it (see `RawBuf` in
+// // kernel-crate/src/alloc/raw_buf.rs): a vector of `KBox`es would leak them
+// // (`expected/01-load.txt` counts live allocations).
+// TODO-END
 // ANCHOR_END: drop
+// ANCHOR_END: todo
 
 impl<T> Default for LabVec<T> {
     fn default() -> Self {

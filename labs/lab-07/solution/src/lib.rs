@@ -1,4 +1,10 @@
+// TODO-BEGIN
 //! Lab 07: a misc device with read and write (reference solution).
+// TODO-ELSE
+// //! Lab 07: a misc device with read and write. Complete `read` and
+// //! `write_pos` (the `TODO`s); the book's chapter "Character and misc
+// //! devices" explains the user-memory API they use.
+// TODO-END
 //!
 //! `/dev/scratch` is a small file in memory, shared by every open: a
 //! write stores bytes at the file position (at the end with `O_APPEND`),
@@ -59,6 +65,7 @@ impl FileOperations for ScratchFile {
 
     // ANCHOR: read
     fn read(&self, _file: &File, writer: &mut UserSliceWriter, offset: u64) -> Result<usize> {
+        // TODO-BEGIN
         // Copy the bytes out under the lock, to user space after it: a
         // page fault on the user's buffer may last forever.
         let chunk = {
@@ -75,11 +82,21 @@ impl FileOperations for ScratchFile {
         };
         writer.write_slice(&chunk)?;
         Ok(chunk.len())
+        // TODO-ELSE
+        // // TODO: copy the bytes of the buffer from `offset` on (at most
+        // // `writer.len()` of them) to user space with `writer.write_slice`,
+        // // and return how many. An offset at or past the end reads 0 bytes.
+        // // Never touch user memory with the lock held: copy the bytes into
+        // // a `KVec` under the lock, and to user space after it.
+        // let _ = (writer, offset);
+        // Err(EINVAL)
+        // TODO-END
     }
     // ANCHOR_END: read
 
     // ANCHOR: write
     fn write_pos(&self, file: &File, reader: &mut UserSliceReader, pos: &mut u64) -> Result<usize> {
+        // TODO-BEGIN
         if reader.is_empty() {
             return Ok(0);
         }
@@ -116,6 +133,17 @@ impl FileOperations for ScratchFile {
         buffer.extend_from_slice(&data[overlap..n], GFP_KERNEL)?;
         *pos = (start + n) as u64;
         Ok(n)
+        // TODO-ELSE
+        // // TODO: store the bytes user space wrote at `*pos` (at the end if
+        // // the file was opened with O_APPEND), growing the buffer up to
+        // // CAPACITY bytes (zeros fill a gap), set `*pos` just past them and
+        // // return how many were taken: 0 for an empty write, ENOSPC when
+        // // none fit. Take the bytes in with `reader.read_vec` *before* you
+        // // take the lock, never more than CAPACITY, whatever `reader.len()`
+        // // says; and fail (EFAULT, ENOMEM) without changing the buffer.
+        // let _ = (file, reader, pos, O_APPEND);
+        // Err(EINVAL)
+        // TODO-END
     }
     // ANCHOR_END: write
 

@@ -1,11 +1,29 @@
+// TODO-BEGIN
 //! The value of `author` and `alias`, and the `.modinfo` static for one
 //! string (reference solution).
+// TODO-ELSE
+// //! Your part of the macro: the value of `author` and `alias`, and the
+// //! `.modinfo` static for one string. The tests in `tests.rs` say what is
+// //! expected; run them with `cargo test -p lab-02-macro`.
+// TODO-END
 
+// TODO-BEGIN
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
+// TODO-ELSE
+// use proc_macro2::TokenStream;
+// TODO-END
 use syn::parse::ParseStream;
+// TODO-BEGIN
 use syn::{bracketed, token, Error, Ident, LitStr, Token};
+// TODO-ELSE
+// use syn::{Ident, LitStr};
+// TODO-END
 
+// TODO-BEGIN
+// TODO-ELSE
+// #[allow(unused_imports, reason = "you will need it")]
+// TODO-END
 use crate::parse::string;
 
 // ANCHOR: parse_strings
@@ -15,6 +33,7 @@ use crate::parse::string;
 /// an error: "empty list for `author`: give at least one string, or leave
 /// the field out", pointing at the brackets.
 pub(crate) fn parse_strings(key: &Ident, input: ParseStream<'_>) -> syn::Result<Vec<LitStr>> {
+    // TODO-BEGIN
     if !input.peek(token::Bracket) {
         return Ok(vec![string(key, input)?]);
     }
@@ -34,6 +53,14 @@ pub(crate) fn parse_strings(key: &Ident, input: ParseStream<'_>) -> syn::Result<
         return Err(Error::new(bracket.span.join(), msg));
     }
     Ok(items)
+    // TODO-ELSE
+    // // TODO: parse one string or a list of strings. Hints: `input.peek`,
+    // // `syn::token::Bracket`, `syn::bracketed!`, a loop like the one in `parse.rs`.
+    // // For now the value is skipped, so that the module still builds.
+    // let _ = key;
+    // let _skipped: proc_macro2::TokenTree = input.parse()?;
+    // Ok(Vec::new())
+    // TODO-END
 }
 // ANCHOR_END: parse_strings
 
@@ -46,6 +73,7 @@ pub(crate) fn parse_strings(key: &Ident, input: ParseStream<'_>) -> syn::Result<
 /// static __MODINFO_AUTHOR_0: [u8; 20] = *b"author=Ada Lovelace\0";
 /// ```
 pub(crate) fn modinfo_static(key: &str, index: usize, value: &LitStr) -> TokenStream {
+    // TODO-BEGIN
     let ident = format_ident!("__MODINFO_{}_{index}", key.to_uppercase());
     let mut entry = format!("{key}={}", value.value()).into_bytes();
     entry.push(0);
@@ -56,5 +84,11 @@ pub(crate) fn modinfo_static(key: &str, index: usize, value: &LitStr) -> TokenSt
         #[used]
         static #ident: [u8; #len] = *#bytes;
     }
+    // TODO-ELSE
+    // // TODO: generate the static. Hints: `quote::format_ident!`,
+    // // `proc_macro2::Literal::byte_string`, `Literal::usize_unsuffixed`.
+    // let _ = (key, index, value);
+    // TokenStream::new()
+    // TODO-END
 }
 // ANCHOR_END: modinfo_static
