@@ -127,6 +127,15 @@ fn main() {
         .allowlist_function("cdev_del")
         .allowlist_function("noop_llseek")
         .allowlist_function("stream_open")
+        // Completions: no abstraction in this crate on purpose, lab 09's
+        // student writes it (labs/lab-09/solution/src/completion.rs).
+        .allowlist_type("completion")
+        .allowlist_function("complete")
+        .allowlist_function("complete_all")
+        .allowlist_function("wait_for_completion")
+        .allowlist_function("wait_for_completion_interruptible")
+        .allowlist_function("try_wait_for_completion")
+        .allowlist_function("completion_done")
         .generate()
         .unwrap_or_else(|e| {
             eprintln!("error: bindgen failed on src/bindings_helper.h: {e}");

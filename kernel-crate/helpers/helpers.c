@@ -7,6 +7,7 @@
  */
 #include <linux/bug.h>
 #include <linux/cdev.h>
+#include <linux/completion.h>
 #include <linux/fs.h>
 #include <linux/poll.h>
 #include <linux/refcount.h>
@@ -124,4 +125,9 @@ dev_t rust_helper_file_rdev(struct file *file)
 void rust_helper_cdev_set_owner(struct cdev *cdev, struct module *owner)
 {
 	cdev->owner = owner;
+}
+
+void rust_helper_init_completion(struct completion *x)
+{
+	init_completion(x);
 }

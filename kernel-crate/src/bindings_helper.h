@@ -4,6 +4,7 @@
  * flags Kbuild uses for C (see build.rs); only allowlisted items are kept.
  */
 #include <linux/cdev.h>
+#include <linux/completion.h>
 #include <linux/errno.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>

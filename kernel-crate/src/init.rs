@@ -67,6 +67,7 @@ where
     }
 }
 
+// ANCHOR: pin_init_from_closure
 /// Makes an initialiser from a closure that writes the value at the
 /// address it is given.
 ///
@@ -80,6 +81,7 @@ pub unsafe fn pin_init_from_closure<T, E>(
 ) -> impl PinInit<T, E> {
     ClosureInit(f, PhantomData)
 }
+// ANCHOR_END: pin_init_from_closure
 
 /// Every value is its own initialiser: it is moved into the slot.
 // SAFETY: `write` initialises the slot completely and never fails.

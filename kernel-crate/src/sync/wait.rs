@@ -54,6 +54,7 @@ pub enum Sleep {
 }
 
 impl WaitQueue {
+    // ANCHOR: new
     /// An initialiser of a wait queue; use [`new_wait_queue!`], which gives
     /// each call site its own lock class.
     ///
@@ -76,6 +77,7 @@ impl WaitQueue {
         // never fails.
         unsafe { pin_init_from_closure(init) }
     }
+    // ANCHOR_END: new
 
     // ANCHOR: prepare_to_wait
     /// Puts `entry` (the current task) on the queue and sets the task's
