@@ -21,7 +21,7 @@ CHECKER := cargo run --quiet --package checker --
 LABS := $(sort $(notdir $(wildcard labs/lab-[0-9]*)))
 
 .PHONY: vm-debug test-debug
-.PHONY: all setup sizes doc book book-check actionlint editor-check template-check doctests gradescope-check test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
+.PHONY: all setup sizes bench-binder doc book book-check actionlint editor-check template-check doctests gradescope-check test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
 
 all:
 	@echo "usage: make lab-NN [SOLUTION=1] | make test | make book | make setup"
@@ -41,9 +41,16 @@ check-all:
 doctor:
 	$(CHECKER) doctor
 
-# The size table of the semaphore chapter (book/src/generated/sizes.md).
+# The size tables of the semaphore chapter (book/src/generated/sizes.md)
+# and, once drivers/binder exists, of Binder (binder-sizes.md).
 sizes:
 	$(CHECKER) sizes
+
+# Rust Binder against Debian's C binder in one guest boot
+# (book/src/generated/binder-bench.md); COUNT calls per measurement.
+COUNT ?= 2000
+bench-binder:
+	$(CHECKER) bench-binder --count $(COUNT)
 
 # The API reference of the kernel and module-macro crates (target/api).
 doc:

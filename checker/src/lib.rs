@@ -12,6 +12,7 @@
 //! - [`run`]: the runner (`checker lab`, `checker verify`): a
 //!   [`run::LabRequest`] in, a [`run::RunResult`] out, [`events`] on the
 //!   way, which [`terminal`] renders.
+//! - [`binderbench`]: `checker bench-binder`, Rust Binder against C.
 //! - [`jobs`], [`gradedir`], [`fixtures`]: `checker run --all -j N`,
 //!   `checker grade`, `checker fixtures`.
 //! - [`doctor`], [`watch`]: `checker doctor`, `checker watch`.
@@ -27,6 +28,7 @@
 #![forbid(unsafe_code)]
 
 pub mod accel;
+pub mod binderbench;
 pub mod buildcheck;
 pub mod compilefail;
 pub mod cpio;

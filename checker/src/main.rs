@@ -141,8 +141,20 @@ enum Cmd {
     /// target/api (`make doc`; `make book` publishes it as the book's api/).
     Doc,
     /// Build the semaphore and its C twin, print the RFC's size table and
-    /// write it to book/src/generated/sizes.md.
+    /// write it to book/src/generated/sizes.md; the Rust Binder driver
+    /// against binder_linux.ko likewise, to binder-sizes.md.
     Sizes,
+    /// Measure the Rust Binder driver against Debian's C binder in one
+    /// guest boot (C, Rust, C, Rust) and write
+    /// book/src/generated/binder-bench.md.
+    BenchBinder {
+        /// Calls per latency measurement and per throughput pair.
+        #[arg(long, default_value_t = 2000)]
+        count: u32,
+        /// Write the table here instead of the book's generated folder.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
     /// Check every lab: its solution must pass and its skeleton must fail;
     /// then every sample (drivers/*/lab.toml) must pass.
     Verify {
@@ -264,6 +276,17 @@ fn real_main(cli: Cli) -> Result<bool> {
             let root = workspace::root()?;
             let tc = run::ensure_quiet()?;
             print!("{}", checker::sizes::run(&root, &tc.kdir)?);
+            if let Some(binder) = checker::sizes::binder(&root, &tc.kdir, &tc.modules_dir)? {
+                print!("\n{binder}");
+            }
+            Ok(true)
+        }
+        Cmd::BenchBinder { count, out } => {
+            vm::install_interrupt_handler()?;
+            let root = workspace::root()?;
+            let tc = ensure_quiet()?;
+            let opts = checker::binderbench::Options { count, out };
+            print!("{}", checker::binderbench::run(&root, &tc, &opts)?);
             Ok(true)
         }
         Cmd::Verify { guest } => {

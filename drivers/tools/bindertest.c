@@ -8,6 +8,15 @@
  *   bindertest DEVICE [SCENARIO...]   run the scenarios (all by default)
  *   bindertest --list                 name them
  *
+ * and the benchmarks of `make bench-binder` (checker/src/binderbench.rs),
+ * which print numbers, not snapshots:
+ *
+ *   bindertest DEVICE bench-latency SIZE COUNT     round trips of SIZE bytes:
+ *                                                  min, p50, p99 in ns
+ *   bindertest DEVICE bench-throughput PAIRS COUNT calls per second, PAIRS
+ *                                                  clients and server threads
+ *   bindertest DEVICE bench-oneway COUNT           one-way calls per second
+ *
  * Each scenario runs in a process group of its own: a leader forks the
  * processes it needs (a context manager, a client, a server...), each
  * opening DEVICE for itself, and they talk through the driver. A scenario
@@ -1806,6 +1815,339 @@ static int run(const struct scenario *s)
 	return bad;
 }
 
+/* ------------------------------------------------------------------ */
+/* Benchmarks (`make bench-binder`): numbers, not snapshots.          */
+
+#include <pthread.h>
+#include <sched.h>
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* One BINDER_WRITE_READ: writes `w`, then reads into p->rbuf. */
+static int wr(struct bp *p, struct wb *w)
+{
+	struct binder_write_read bwr = { 0 };
+
+	bwr.write_buffer = (uintptr_t)w->b;
+	bwr.write_size = w->n;
+	bwr.read_buffer = (uintptr_t)p->rbuf;
+	bwr.read_size = sizeof(p->rbuf);
+	w->n = 0;
+	if (ioctl(p->fd, BINDER_WRITE_READ, &bwr) < 0)
+		return -errno;
+	p->rlen = bwr.read_consumed;
+	p->rpos = 0;
+	return 0;
+}
+
+/* The next command of the last read, 0 when they are used up. */
+static uint32_t take(struct bp *p, struct br *c)
+{
+	while (p->rpos < p->rlen) {
+		uint32_t size;
+
+		memcpy(&c->cmd, p->rbuf + p->rpos, 4);
+		size = _IOC_SIZE(c->cmd);
+		memcpy(&c->u, p->rbuf + p->rpos + 4, size);
+		p->rpos += 4 + size;
+		if (c->cmd != BR_NOOP)
+			return c->cmd;
+	}
+	return 0;
+}
+
+static void put_txn(struct wb *w, uint32_t cmd, uint32_t code, uint32_t flags, const void *data,
+		    size_t size)
+{
+	struct binder_transaction_data tr;
+
+	memset(&tr, 0, sizeof(tr));
+	tr.code = code;
+	tr.flags = flags;
+	tr.data_size = size;
+	tr.data.ptr.buffer = (uintptr_t)data;
+	put32(w, cmd);
+	put(w, &tr, sizeof(tr));
+}
+
+/* A server thread: frees each buffer and replies (empty) to two-way
+ * calls, in one ioctl with the next read. Counts one-way calls in
+ * `*oneway` and stops after `stop_after` of them (0: never). */
+struct server {
+	struct bp *p;
+	volatile uint64_t *oneway;
+	uint64_t stop_after;
+	volatile uint64_t *last_ns;
+};
+
+static void *serve(void *arg)
+{
+	struct server *sv = arg;
+	struct bp p = *sv->p;
+	struct wb w = { .n = 0 };
+	struct br c;
+
+	put32(&w, BC_ENTER_LOOPER);
+	for (;;) {
+		if (wr(&p, &w))
+			return NULL;
+		while (take(&p, &c)) {
+			if (c.cmd != BR_TRANSACTION)
+				continue;
+			put32(&w, BC_FREE_BUFFER);
+			put64(&w, c.u.tr.data.ptr.buffer);
+			if (c.u.tr.flags & TF_ONE_WAY) {
+				uint64_t n = __atomic_add_fetch(sv->oneway, 1, __ATOMIC_SEQ_CST);
+
+				if (sv->stop_after && n == sv->stop_after) {
+					*sv->last_ns = now_ns();
+					bwrite(&p, w.b, w.n);
+					return NULL;
+				}
+			} else {
+				put_txn(&w, BC_REPLY, 0, 0, NULL, 0);
+			}
+		}
+	}
+}
+
+/* The shared state of a benchmark: the server's counters, the clients'
+ * results. */
+struct bench_shm {
+	uint64_t oneway;
+	uint64_t last_ns;
+	uint64_t start_ns;
+	uint64_t end_ns[16];
+	uint64_t failed;
+	uint64_t pin; /* run every process on CPU 0 */
+	uint64_t samples[];
+};
+
+
+static struct bench_shm *shm;
+
+/* Latency is measured with client and server on one CPU: a wake-up on
+ * the other one waits for the emulated CPU's next timer tick (about 4 ms
+ * under TCG), which would hide the driver's own cost. */
+static void pin_if_asked(void)
+{
+	cpu_set_t set;
+
+	if (!shm->pin)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void bench_manager(void *arg)
+{
+	struct chan *ready = arg;
+	struct bp p;
+	pthread_t threads[16];
+	struct server sv;
+	int nthreads = (int)shm->end_ns[15];
+
+	pin_if_asked();
+	bopen(&p, 1 << 20);
+	manager_or_die(&p, NULL);
+	sv = (struct server){ &p, &shm->oneway, shm->samples[0], &shm->last_ns };
+	for (int i = 1; i < nthreads; i++)
+		pthread_create(&threads[i], NULL, serve, &sv);
+	post(ready);
+	serve(&sv);
+	exit(0);
+}
+
+/* `count` calls of `size` bytes, each round trip timed. */
+static void bench_client(void *arg)
+{
+	long n = (long)arg;
+	int idx = (int)(n >> 32), count = (int)(n & 0xffffffff);
+	size_t size = shm->end_ns[14];
+	struct bp p;
+	struct wb w = { .n = 0 };
+	struct br c;
+	char *data = calloc(1, size + 1);
+	binder_uintptr_t reply = 0;
+	int warmup = count / 10 + 1;
+
+	pin_if_asked();
+	bopen(&p, 1 << 20);
+	for (int i = -warmup; i < count; i++) {
+		uint64_t t0 = now_ns();
+		int done = 0;
+
+		if (reply) {
+			put32(&w, BC_FREE_BUFFER);
+			put64(&w, reply);
+		}
+		put_txn(&w, BC_TRANSACTION, 1, 0, data, size);
+		while (!done) {
+			if (wr(&p, &w)) {
+				shm->failed++;
+				exit(1);
+			}
+			while (take(&p, &c)) {
+				if (c.cmd == BR_REPLY) {
+					reply = c.u.tr.data.ptr.buffer;
+					done = 1;
+				} else if (c.cmd != BR_TRANSACTION_COMPLETE) {
+					__atomic_add_fetch(&shm->failed, 1, __ATOMIC_SEQ_CST);
+					done = 1;
+				}
+			}
+		}
+		if (i >= 0 && idx == 0)
+			shm->samples[i] = now_ns() - t0;
+		if (i == -1 && idx == 0)
+			shm->start_ns = now_ns();
+	}
+	shm->end_ns[idx] = now_ns();
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct bench_shm *bench_setup(size_t samples)
+{
+	struct bench_shm *m = mmap(NULL, sizeof(*m) + samples * 8, PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		exit(1);
+	return m;
+}
+
+static void start_bench_manager(int threads, uint64_t oneway_stop)
+{
+	static struct chan ready;
+
+	shm->end_ns[15] = threads;
+	shm->samples[0] = oneway_stop;
+	chan_init(&ready);
+	spawn("manager", bench_manager, &ready);
+	await(&ready);
+	shm->samples[0] = 0;
+}
+
+/* Round trips of `size` bytes: min, median and 99th percentile in ns. */
+static int bench_latency(size_t size, int count)
+{
+	int mgr, client;
+
+	shm = bench_setup(count + 1);
+	shm->end_ns[14] = size;
+	shm->pin = 1;
+	start_bench_manager(1, 0);
+	mgr = nroles - 1;
+	client = spawn("client", bench_client, (void *)(long)count);
+	waitpid(kids[client], NULL, 0);
+	kids[client] = 0;
+	kill_role(mgr);
+	qsort(shm->samples, count, 8, cmp_u64);
+	printf("latency %zu %llu %llu %llu\n", size, (unsigned long long)shm->samples[0],
+	       (unsigned long long)shm->samples[count / 2],
+	       (unsigned long long)shm->samples[(long)count * 99 / 100]);
+	return shm->failed != 0;
+}
+
+/* `pairs` clients, each with a server thread, `count` calls of 64 bytes
+ * each: calls per second. */
+static int bench_throughput(int pairs, int count)
+{
+	uint64_t end = 0;
+	int mgr;
+
+	shm = bench_setup(count + 1);
+	shm->end_ns[14] = 64;
+	start_bench_manager(pairs, 0);
+	mgr = nroles - 1;
+	for (int i = 0; i < pairs; i++)
+		spawn("client", bench_client, (void *)(((long)i << 32) | count));
+	for (int i = mgr + 1; i < nroles; i++) {
+		waitpid(kids[i], NULL, 0);
+		kids[i] = 0;
+	}
+	kill_role(mgr);
+	for (int i = 0; i < pairs; i++)
+		if (shm->end_ns[i] > end)
+			end = shm->end_ns[i];
+	printf("throughput %d %.0f\n", pairs,
+	       (double)pairs * count * 1e9 / (double)(end - shm->start_ns));
+	return shm->failed != 0;
+}
+
+/* `count` one-way calls of 64 bytes as fast as they go: calls per second
+ * from the first send to the server's last receipt. */
+static void oneway_client(void *arg)
+{
+	int count = (int)(long)arg;
+	struct bp p;
+	struct wb w = { .n = 0 };
+	struct br c;
+	char data[64] = "flood";
+
+	bopen(&p, 1 << 20);
+	shm->start_ns = now_ns();
+	for (int i = 0; i < count; i++) {
+		put_txn(&w, BC_TRANSACTION, 2, TF_ONE_WAY, data, sizeof(data));
+		if (wr(&p, &w))
+			exit(1);
+		while (take(&p, &c))
+			if (c.cmd != BR_TRANSACTION_COMPLETE)
+				__atomic_add_fetch(&shm->failed, 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+static int bench_oneway(int count)
+{
+	int mgr;
+
+	shm = bench_setup(1);
+	start_bench_manager(1, count);
+	mgr = nroles - 1;
+	spawn("client", oneway_client, (void *)(long)count);
+	waitpid(kids[mgr], NULL, 0);
+	kids[mgr] = 0;
+	reap();
+	printf("oneway %d %.0f\n", count, (double)count * 1e9 / (double)(shm->last_ns - shm->start_ns));
+	return shm->failed != 0;
+}
+
+static int bench(int argc, char **argv)
+{
+	int ret;
+
+	roles[0].pid = getpid();
+	nroles = 1;
+	if (argc == 5 && !strcmp(argv[2], "bench-latency"))
+		ret = bench_latency(strtoul(argv[3], NULL, 0), atoi(argv[4]));
+	else if (argc == 5 && !strcmp(argv[2], "bench-throughput"))
+		ret = bench_throughput(atoi(argv[3]), atoi(argv[4]));
+	else if (argc == 4 && !strcmp(argv[2], "bench-oneway"))
+		ret = bench_oneway(atoi(argv[3]));
+	else {
+		fprintf(stderr, "usage: bindertest DEVICE bench-latency SIZE COUNT | "
+				"bench-throughput PAIRS COUNT | bench-oneway COUNT\n");
+		return 2;
+	}
+	fwrite(roles[0].text, 1, roles[0].len, stderr);
+	if (ret)
+		fprintf(stderr, "bindertest: some calls failed\n");
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	int failed = 0;
@@ -1825,6 +2167,8 @@ int main(int argc, char **argv)
 		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (roles == MAP_FAILED)
 		return 1;
+	if (argc > 2 && !strncmp(argv[2], "bench-", 6))
+		return bench(argc, argv);
 	if (argc == 2) {
 		for (size_t i = 0; i < NSCEN; i++)
 			failed |= run(&scenarios[i]);
