@@ -263,7 +263,8 @@ mod tests {
                80554   12365       0    92919 binder_linux.ko (C)
 
             rust_binder.ko / binder_linux.ko: text 1.15, dec 1.00
-        "#]].assert_eq(&render_binder(
+        "#]]
+        .assert_eq(&render_binder(
             &Sizes {
                 text: 92818,
                 data: 0,
