@@ -284,7 +284,7 @@ fn real_main(cli: Cli) -> Result<bool> {
         Cmd::BenchBinder { count, out } => {
             vm::install_interrupt_handler()?;
             let root = workspace::root()?;
-            let tc = ensure_quiet()?;
+            let tc = run::ensure_quiet()?;
             let opts = checker::binderbench::Options { count, out };
             print!("{}", checker::binderbench::run(&root, &tc, &opts)?);
             Ok(true)
