@@ -46,6 +46,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/android/binder.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 
 static const char *device;
 
@@ -691,6 +694,8 @@ static const char *yes(int b)
 /* ------------------------------------------------------------------ */
 /* Scenarios.                                                          */
 
+static void bwr_case(struct bp *p, const char *what, struct binder_write_read *bwr);
+
 /* The protocol version, ioctls without a mapping, and no manager yet. */
 static void s_version(void)
 {
@@ -712,8 +717,7 @@ static void s_version(void)
 	say("BINDER_WRITE_READ of nothing: %s", res(ioctl(fd, BINDER_WRITE_READ, &bwr)));
 	bwr.read_buffer = (uintptr_t)rbuf;
 	bwr.read_size = sizeof(rbuf);
-	say("non-blocking read with no work: %s, read_consumed %llu",
-	    res(ioctl(fd, BINDER_WRITE_READ, &bwr)), (unsigned long long)bwr.read_consumed);
+	bwr_case(&(struct bp){ .fd = fd }, "non-blocking read with no work", &bwr);
 	say("BINDER_THREAD_EXIT: %s", res(ioctl(fd, BINDER_THREAD_EXIT, 0)));
 	close(fd);
 
@@ -1731,6 +1735,224 @@ static void s_bad_calls(void)
 	reap();
 }
 
+/* A nested call: while the manager handles the client's call, it calls
+ * the node the client sent; the driver hands that call to the client's
+ * thread that is waiting for its reply (the transaction stack). */
+static void nested_client(void *arg)
+{
+	struct bp p;
+	struct br c;
+	struct objmsg m = { 9, { .hdr.type = BINDER_TYPE_BINDER, .binder = 0xc0de,
+				 .cookie = 0xc0de }, 10 };
+	binder_size_t off = offsetof(struct objmsg, obj);
+	struct txn t = { BC_TRANSACTION, 0, 1, 0, &m, sizeof(m), &off, sizeof(off) };
+
+	(void)arg;
+	bopen(&p, MAP_SIZE);
+	say("calls the manager with its node:");
+	if (send_txn(&p, &t))
+		say("BC_TRANSACTION: %s", res(-1));
+	for (;;) {
+		uint32_t got = wait_reply(&p, &c, 0);
+
+		if (got != BR_TRANSACTION)
+			break;
+		show_txn(&p, "  (nested) BR_TRANSACTION", &c.u.tr);
+		say("  target ptr 0x%llx", (unsigned long long)c.u.tr.target.ptr);
+		free_buffer(&p, c.u.tr.data.ptr.buffer);
+		reply(&p, 0x42, "nested reply", 13);
+	}
+}
+
+static void nested_manager(void *arg)
+{
+	struct bp p;
+	struct br c;
+	struct chan *ready = arg;
+	uint32_t h;
+
+	bopen(&p, MAP_SIZE);
+	manager_or_die(&p, NULL);
+	post(ready);
+	if (wait_txn(&p, &c, 1))
+		exit(1);
+	h = msg_of(&c)->obj.handle;
+	bc32(&p, BC_ACQUIRE, h, "BC_ACQUIRE");
+	free_buffer(&p, c.u.tr.data.ptr.buffer);
+	say("calls the client's node while handling its call:");
+	call(&p, h, 2, "are you there?", 15, NULL, 0, 0);
+	bc32(&p, BC_RELEASE, h, "BC_RELEASE");
+	say("replies to the first call:");
+	reply(&p, 0x11, "outer reply", 12);
+	complete(&p);
+}
+
+static void s_nested(void)
+{
+	static struct chan ready;
+
+	chan_init(&ready);
+	spawn("manager", nested_manager, &ready);
+	await(&ready);
+	spawn("client", nested_client, NULL);
+	reap();
+}
+
+/* poll: readable when work is waiting for this thread, not before. */
+static struct chan poll_sent;
+
+static void poll_client(void *arg)
+{
+	struct bp p;
+	struct br c;
+	struct txn t = { BC_TRANSACTION, 0, 3, 0, "poll me", 8, NULL, 0 };
+
+	(void)arg;
+	bopen(&p, MAP_SIZE);
+	if (send_txn(&p, &t))
+		say("BC_TRANSACTION: %s", res(-1));
+	post(&poll_sent);
+	wait_reply(&p, &c, 0);
+}
+
+static void poll_manager(void *arg)
+{
+	struct bp p;
+	struct br c;
+	struct chan *ready = arg;
+	struct pollfd pfd;
+	int n;
+
+	bopen(&p, MAP_SIZE);
+	manager_or_die(&p, NULL);
+	pfd = (struct pollfd){ .fd = p.fd, .events = POLLIN | POLLOUT };
+	n = poll(&pfd, 1, 0);
+	say("poll with nothing waiting: %d, revents 0x%x", n, pfd.revents);
+	post(ready);
+	await(&poll_sent);
+	pfd.revents = 0;
+	n = poll(&pfd, 1, 1000);
+	say("poll with a call waiting: %d, revents 0x%x", n, pfd.revents);
+	if (wait_txn(&p, &c, 1))
+		exit(1);
+	free_buffer(&p, c.u.tr.data.ptr.buffer);
+	pfd.revents = 0;
+	n = poll(&pfd, 1, 0);
+	say("poll while handling it: %d, revents 0x%x", n, pfd.revents);
+	reply(&p, 4, "polled", 7);
+	complete(&p);
+	pfd.revents = 0;
+	n = poll(&pfd, 1, 0);
+	say("poll after the reply: %d, revents 0x%x", n, pfd.revents);
+}
+
+static void s_poll(void)
+{
+	static struct chan ready;
+
+	chan_init(&ready);
+	chan_init(&poll_sent);
+	spawn("manager", poll_manager, &ready);
+	await(&ready);
+	spawn("client", poll_client, NULL);
+	reap();
+}
+
+/* A caller killed while the manager handles its call: the reply has
+ * nobody to go to. A second manager thread waits for the caller's death
+ * notice, which the driver sends once it has released the caller. */
+static struct chan cd_called, cd_dead;
+static struct bp cd_p;
+
+static void *cd_watch(void *arg)
+{
+	struct bp p = cd_p;
+	struct br c;
+	uint32_t cmd = BC_ENTER_LOOPER;
+
+	(void)arg;
+	bwrite(&p, &cmd, 4);
+	for (;;) {
+		if (bnext(&p, &c)) {
+			say("read: %s", res(-1));
+			break;
+		}
+		if (c.cmd == BR_DEAD_BINDER) {
+			struct wb w = { .n = 0 };
+
+			say("(second thread) BR_DEAD_BINDER cookie 0x%llx",
+			    (unsigned long long)c.u.cookie);
+			put32(&w, BC_DEAD_BINDER_DONE);
+			put64(&w, c.u.cookie);
+			bc(&p, &w, "BC_DEAD_BINDER_DONE");
+			break;
+		}
+		say("(second thread) %s", brname(c.cmd));
+	}
+	post(&cd_dead);
+	return NULL;
+}
+
+static void cd_client(void *arg)
+{
+	struct bp p;
+	struct objmsg m = { 11, { .hdr.type = BINDER_TYPE_BINDER, .binder = 0xd1e,
+				  .cookie = 0xd1e }, 12 };
+	binder_size_t off = offsetof(struct objmsg, obj);
+
+	(void)arg;
+	bopen(&p, MAP_SIZE);
+	say("calls the manager and is killed while it waits:");
+	call(&p, 0, 1, &m, sizeof(m), &off, sizeof(off), 0);
+	say("got a reply after all");
+}
+
+static void cd_manager(void *arg)
+{
+	struct br c;
+	struct chan *ready = arg;
+	struct wb w = { .n = 0 };
+	pthread_t watcher;
+	uint32_t h;
+
+	bopen(&cd_p, MAP_SIZE);
+	manager_or_die(&cd_p, NULL);
+	post(ready);
+	if (wait_txn(&cd_p, &c, 1))
+		exit(1);
+	h = msg_of(&c)->obj.handle;
+	put32(&w, BC_ACQUIRE);
+	put32(&w, h);
+	put32(&w, BC_REQUEST_DEATH_NOTIFICATION);
+	put32(&w, h);
+	put64(&w, 0xca11);
+	bc(&cd_p, &w, "BC_ACQUIRE + BC_REQUEST_DEATH_NOTIFICATION");
+	pthread_create(&watcher, NULL, cd_watch, NULL);
+	post(&cd_called);
+	await(&cd_dead);
+	free_buffer(&cd_p, c.u.tr.data.ptr.buffer);
+	say("replies to the dead caller:");
+	reply(&cd_p, 1, "too late", 9);
+	read_one(&cd_p);
+	pthread_join(watcher, NULL);
+}
+
+static void s_caller_dies(void)
+{
+	static struct chan ready;
+	int client;
+
+	chan_init(&ready);
+	chan_init(&cd_called);
+	chan_init(&cd_dead);
+	spawn("manager", cd_manager, &ready);
+	await(&ready);
+	client = spawn("client", cd_client, NULL);
+	await(&cd_called);
+	kill_role(client);
+	reap();
+}
+
 /* ------------------------------------------------------------------ */
 
 struct scenario {
@@ -1755,6 +1977,9 @@ static const struct scenario scenarios[] = {
 	{ "small-read", s_small_read, 20 },
 	{ "bad-commands", s_bad_commands, 20 },
 	{ "bad-calls", s_bad_calls, 20 },
+	{ "nested", s_nested, 20 },
+	{ "poll", s_poll, 20 },
+	{ "caller-dies", s_caller_dies, 20 },
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -1818,8 +2043,6 @@ static int run(const struct scenario *s)
 /* ------------------------------------------------------------------ */
 /* Benchmarks (`make bench-binder`): numbers, not snapshots.          */
 
-#include <pthread.h>
-#include <sched.h>
 
 static uint64_t now_ns(void)
 {
