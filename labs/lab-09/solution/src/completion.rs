@@ -104,7 +104,7 @@ impl Completion {
     pub(crate) fn complete(&self) {
         // TODO-BEGIN
         // SAFETY: `inner` is initialised and pinned (type invariant).
-        unsafe { bindings::complete(self.inner.get()) };
+        unsafe { bindings::complete(self.inner.as_raw()) };
         // TODO-ELSE
         // // TODO: `bindings::complete`.
         // TODO-END
@@ -115,7 +115,7 @@ impl Completion {
     pub(crate) fn complete_all(&self) {
         // TODO-BEGIN
         // SAFETY: `inner` is initialised and pinned (type invariant).
-        unsafe { bindings::complete_all(self.inner.get()) };
+        unsafe { bindings::complete_all(self.inner.as_raw()) };
         // TODO-ELSE
         // // TODO: `bindings::complete_all`.
         // TODO-END
@@ -128,7 +128,7 @@ impl Completion {
         // SAFETY: `inner` is initialised and pinned (type invariant); the
         // caller may sleep (a completion is only waited for in process
         // context, which `&self` from a thread or a file operation is).
-        unsafe { bindings::wait_for_completion(self.inner.get()) };
+        unsafe { bindings::wait_for_completion(self.inner.as_raw()) };
         // TODO-ELSE
         // // TODO: `bindings::wait_for_completion`.
         // TODO-END
@@ -139,7 +139,7 @@ impl Completion {
     pub(crate) fn wait_interruptible(&self) -> Result {
         // TODO-BEGIN
         // SAFETY: as in `wait`.
-        let ret = unsafe { bindings::wait_for_completion_interruptible(self.inner.get()) };
+        let ret = unsafe { bindings::wait_for_completion_interruptible(self.inner.as_raw()) };
         to_result(ret).map(|_| ())
         // TODO-ELSE
         // // TODO: `bindings::wait_for_completion_interruptible` returns 0 or
@@ -153,7 +153,7 @@ impl Completion {
     pub(crate) fn try_wait(&self) -> bool {
         // TODO-BEGIN
         // SAFETY: `inner` is initialised and pinned (type invariant).
-        unsafe { bindings::try_wait_for_completion(self.inner.get()) }
+        unsafe { bindings::try_wait_for_completion(self.inner.as_raw()) }
         // TODO-ELSE
         // // TODO: `bindings::try_wait_for_completion`.
         // false
@@ -165,7 +165,7 @@ impl Completion {
     pub(crate) fn is_done(&self) -> bool {
         // TODO-BEGIN
         // SAFETY: `inner` is initialised and pinned (type invariant).
-        unsafe { bindings::completion_done(self.inner.get()) }
+        unsafe { bindings::completion_done(self.inner.as_raw()) }
         // TODO-ELSE
         // // TODO: `bindings::completion_done`.
         // false
