@@ -478,11 +478,13 @@ pub fn find_crash(console: &str) -> Option<Crash> {
 /// coloured when `color`.
 pub fn diff(expected: &str, actual: &str, color: bool) -> String {
     use similar::{ChangeTag, TextDiff};
-    let (red, green, dim, reset) = if color {
-        ("\x1b[31m", "\x1b[32m", "\x1b[2m", "\x1b[0m")
-    } else {
-        ("", "", "", "")
-    };
+    let crate::terminal::Style {
+        red,
+        green,
+        dim,
+        reset,
+        ..
+    } = crate::terminal::Style::new(color);
     let d = TextDiff::from_lines(expected, actual);
     let mut out = String::new();
     for (g, group) in d.grouped_ops(3).iter().enumerate() {

@@ -239,11 +239,7 @@ pub fn done_line(done: usize, total: usize, job: &Job, r: &LabResult, took: Dura
     } else {
         format!("{} {}", job.student, job.lab)
     };
-    let what = if r.passed() {
-        "passed".to_owned()
-    } else {
-        r.verdict.short()
-    };
+    let what = r.verdict.short();
     let line = r
         .verdict
         .line

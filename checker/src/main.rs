@@ -42,50 +42,11 @@ enum Cmd {
     },
     /// Build a lab, run its steps in a guest and grade them.
     Lab {
-        /// Lab name, e.g. lab-01; a sample's (chardev); or the path of a
-        /// folder with a lab.toml (a driver of your own, `new-driver`).
-        name: String,
-        /// Build the reference solution (SOLUTION=1) instead of the student's code.
-        #[arg(long)]
-        solution: bool,
         #[command(flatten)]
-        guest: GuestArgs,
-        /// Keep the guest's temporary folder (initramfs, console and result logs).
-        #[arg(long)]
-        keep: bool,
-        /// Use this lab folder instead of labs/<name> (for testing the checker).
-        #[arg(long, hide = true, value_name = "PATH")]
-        lab_dir: Option<PathBuf>,
-        /// Run only up to step K (1-based) and stop there.
-        #[arg(long, value_name = "K")]
-        step: Option<usize>,
+        request: LabRequest,
         /// Also write the result's JSON record to this file.
         #[arg(long, hide = true, value_name = "FILE")]
         result_json: Option<PathBuf>,
-        /// Use this workspace root instead of the current one (for `checker grade`).
-        #[arg(long, hide = true, value_name = "PATH")]
-        root: Option<PathBuf>,
-        /// Read the snapshots from this folder instead of the lab's
-        /// `expected/` (for `checker grade`, which keeps them out of the
-        /// student's workspace).
-        #[arg(long, hide = true, value_name = "PATH")]
-        expected_dir: Option<PathBuf>,
-        /// Guest kernel: Debian's, or the debug kernel (KASAN, lockdep,
-        /// kmemleak, failslab; see `make vm-debug`).
-        #[arg(long, value_enum, default_value_t)]
-        kernel: checker::debugkernel::KernelChoice,
-        /// Draw the differential steps' inputs from this seed (the report
-        /// names the seed of every run; default: a new one).
-        #[arg(long, value_name = "N")]
-        seed: Option<u64>,
-        /// Add the instructor's extra steps of COURSE_DIR/<lab>/lab.toml,
-        /// with their snapshots in COURSE_DIR/<lab>/expected/.
-        #[arg(long, value_name = "COURSE_DIR")]
-        extra: Option<PathBuf>,
-        /// The reference solution's modules, built already (for `checker
-        /// grade`, which builds them once for all students).
-        #[arg(long, hide = true, value_name = "PATH")]
-        reference: Option<PathBuf>,
     },
     /// A child run of `checker run`, `grade` or `fixtures`: reads its
     /// request (JSON) on standard input, streams its events (JSON lines)
@@ -192,36 +153,9 @@ fn real_main(cli: Cli) -> Result<bool> {
             Ok(true)
         }
         Cmd::Lab {
-            name,
-            solution,
-            guest,
-            keep,
-            lab_dir,
-            step,
+            request,
             result_json,
-            root,
-            expected_dir,
-            kernel,
-            seed,
-            extra,
-            reference,
-        } => {
-            let req = LabRequest {
-                name,
-                lab_dir,
-                root,
-                expected_dir,
-                solution,
-                guest,
-                keep,
-                step,
-                kernel: Some(kernel),
-                seed,
-                extra,
-                reference,
-            };
-            lab(&req, &mut Terminal::stdout(), result_json.as_deref())
-        }
+        } => lab(&request, &mut Terminal::stdout(), result_json.as_deref()),
         Cmd::ChildRun => {
             let mut line = String::new();
             std::io::stdin()

@@ -99,34 +99,51 @@ mod value_enum {
     }
 }
 
-/// What to run: everything `checker lab` takes, as the parent of a child
-/// run (`checker run`, `grade`, `fixtures`) hands it over.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// What to run: the flags of `checker lab`, and what the parent of a
+/// child run (`checker run`, `grade`, `fixtures`) hands it as JSON.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args, Serialize, Deserialize)]
 pub struct LabRequest {
-    /// Lab name; a sample's; or the path of a folder with a lab.toml.
+    /// Lab name, e.g. lab-01; a sample's (chardev); or the path of a
+    /// folder with a lab.toml (a driver of your own, `new-driver`).
     pub name: String,
-    /// The lab folder, instead of `labs/<name>`.
-    pub lab_dir: Option<PathBuf>,
-    /// The workspace root, instead of the current one.
-    pub root: Option<PathBuf>,
-    /// The snapshots' folder, instead of the lab's `expected/`.
-    pub expected_dir: Option<PathBuf>,
-    /// Build the reference solution.
+    /// Build the reference solution (SOLUTION=1) instead of the student's code.
+    #[arg(long)]
     pub solution: bool,
-    /// `--timeout` and `--accel`.
+    #[command(flatten)]
     pub guest: GuestArgs,
-    /// Keep the guest's temporary folder.
+    /// Keep the guest's temporary folder (initramfs, console and result logs).
+    #[arg(long)]
     pub keep: bool,
-    /// Run only up to this step (1-based).
+    /// Use this lab folder instead of labs/<name> (for testing the checker).
+    #[arg(long, hide = true, value_name = "PATH")]
+    pub lab_dir: Option<PathBuf>,
+    /// Run only up to step K (1-based) and stop there.
+    #[arg(long, value_name = "K")]
     pub step: Option<usize>,
-    /// The guest kernel (default: Debian's).
+    /// Use this workspace root instead of the current one (for `checker grade`).
+    #[arg(long, hide = true, value_name = "PATH")]
+    pub root: Option<PathBuf>,
+    /// Read the snapshots from this folder instead of the lab's
+    /// `expected/` (for `checker grade`, which keeps them out of the
+    /// student's workspace).
+    #[arg(long, hide = true, value_name = "PATH")]
+    pub expected_dir: Option<PathBuf>,
+    /// Guest kernel: Debian's (the default), or the debug kernel (KASAN,
+    /// lockdep, kmemleak, failslab; see `make vm-debug`).
+    #[arg(long, value_enum)]
     #[serde(with = "value_enum")]
     pub kernel: Option<KernelChoice>,
-    /// The seed of the differential steps' inputs.
+    /// Draw the differential steps' inputs from this seed (the report
+    /// names the seed of every run; default: a new one).
+    #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// The instructor's extra steps' folder.
+    /// Add the instructor's extra steps of COURSE_DIR/<lab>/lab.toml,
+    /// with their snapshots in COURSE_DIR/<lab>/expected/.
+    #[arg(long, value_name = "COURSE_DIR")]
     pub extra: Option<PathBuf>,
-    /// The reference solution's modules, built already.
+    /// The reference solution's modules, built already (for `checker
+    /// grade`, which builds them once for all students).
+    #[arg(long, hide = true, value_name = "PATH")]
     pub reference: Option<PathBuf>,
 }
 

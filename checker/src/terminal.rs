@@ -109,20 +109,7 @@ fn render(o: &mut dyn Write, event: &Event, color: bool) -> std::io::Result<()> 
             files,
             ms,
             violations,
-        } => {
-            let names = files.join(", ");
-            if violations.is_empty() {
-                return writeln!(o, "policy {names} ... ok ({ms:.1} ms)");
-            }
-            writeln!(
-                o,
-                "policy {names} ... REJECTED: nothing was built or run ({ms:.1} ms)"
-            )?;
-            for v in violations {
-                writeln!(o, "  {v}")?;
-            }
-            writeln!(o, "  ({})", crate::policy::REJECTED)
-        }
+        } => write_policy(o, files, *ms, violations),
         Event::HostStep {
             id,
             total,
@@ -140,29 +127,12 @@ fn render(o: &mut dyn Write, event: &Event, color: bool) -> std::io::Result<()> 
         Event::Build { reference: true } => write!(o, "build the reference solution ..."),
         Event::Build { reference: false } => write!(o, "build ..."),
         Event::Built {
-            reference: true,
-            ok,
-            seconds,
-            ..
-        } => match ok {
-            true => writeln!(o, " ok ({seconds:.1} s)"),
-            false => writeln!(o, " FAILED"),
-        },
-        Event::Built {
-            reference: false,
+            reference,
             ok,
             seconds,
             log,
             tail,
-        } => {
-            if *ok {
-                return writeln!(o, " ok ({seconds:.1} s)");
-            }
-            writeln!(o, " FAILED ({seconds:.1} s)")?;
-            writeln!(o, "--- last lines of {}", log.display())?;
-            writeln!(o, "{}", tail.as_deref().unwrap_or(""))?;
-            writeln!(o, "---")
-        }
+        } => write_built(o, *reference, *ok, *seconds, log, tail.as_deref()),
         Event::Booting {
             accel,
             why,
@@ -176,22 +146,69 @@ fn render(o: &mut dyn Write, event: &Event, color: bool) -> std::io::Result<()> 
         }
         Event::ReferenceRun { name } => writeln!(o, "reference run {name}"),
         Event::Kept { dir } => writeln!(o, "kept the guest files in {}", dir.display()),
+        Event::TimedOut { .. } | Event::GuestStopped { .. } => write_unfinished(o, event),
+        Event::Finished { result } => write_result(o, result, color),
+    }
+}
+
+fn write_policy(
+    o: &mut dyn Write,
+    files: &[String],
+    ms: f64,
+    violations: &[String],
+) -> std::io::Result<()> {
+    let names = files.join(", ");
+    if violations.is_empty() {
+        return writeln!(o, "policy {names} ... ok ({ms:.1} ms)");
+    }
+    writeln!(
+        o,
+        "policy {names} ... REJECTED: nothing was built or run ({ms:.1} ms)"
+    )?;
+    for v in violations {
+        writeln!(o, "  {v}")?;
+    }
+    writeln!(o, "  ({})", crate::policy::REJECTED)
+}
+
+fn write_built(
+    o: &mut dyn Write,
+    reference: bool,
+    ok: bool,
+    seconds: f64,
+    log: &Path,
+    tail: Option<&str>,
+) -> std::io::Result<()> {
+    match (ok, reference) {
+        (true, _) => writeln!(o, " ok ({seconds:.1} s)"),
+        (false, true) => writeln!(o, " FAILED"),
+        (false, false) => {
+            writeln!(o, " FAILED ({seconds:.1} s)")?;
+            writeln!(o, "--- last lines of {}", log.display())?;
+            writeln!(o, "{}", tail.unwrap_or(""))?;
+            writeln!(o, "---")
+        }
+    }
+}
+
+/// A time-out, or a guest that stopped before its steps finished.
+fn write_unfinished(o: &mut dyn Write, event: &Event) -> std::io::Result<()> {
+    match event {
         Event::TimedOut {
             timeout,
             at,
-            console,
+            console: None,
+        } => writeln!(
+            o,
+            "TIME-OUT after {timeout} s {at}; the kernel printed nothing on the console"
+        )?,
+        Event::TimedOut {
+            timeout,
+            at,
+            console: Some(tail),
         } => {
-            match console {
-                None => writeln!(
-                    o,
-                    "TIME-OUT after {timeout} s {at}; the kernel printed nothing on the console"
-                )?,
-                Some(tail) => {
-                    writeln!(o, "TIME-OUT after {timeout} s {at}; last console lines:")?;
-                    writeln!(o, "{tail}")?;
-                }
-            }
-            writeln!(o, "---")
+            writeln!(o, "TIME-OUT after {timeout} s {at}; last console lines:")?;
+            writeln!(o, "{tail}")?;
         }
         Event::GuestStopped {
             qemu,
@@ -206,10 +223,10 @@ fn render(o: &mut dyn Write, event: &Event, color: bool) -> std::io::Result<()> 
             if let Some(said) = qemu_said {
                 writeln!(o, "qemu said:\n{said}")?;
             }
-            writeln!(o, "---")
         }
-        Event::Finished { result } => write_result(o, result, color),
+        _ => return Ok(()),
     }
+    writeln!(o, "---")
 }
 
 /// `path` relative to the current folder, when it is inside it.
@@ -353,4 +370,145 @@ fn write_score(o: &mut dyn Write, r: &RunResult, st: Style) -> std::io::Result<(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::events::{decode, JsonLines};
+    use crate::grade::{Crash, StepGrade};
+    use crate::plan::StepId;
+    use crate::run::BuildOutcome;
+
+    fn step(i: usize, name: &str, status: Status) -> StepGrade {
+        StepGrade {
+            id: StepId(i),
+            name: name.into(),
+            time: Some(0.25),
+            actual: Some("$ cat /dev/x\nstatus: 0\n--- output\nhullo\n".into()),
+            expected: matches!(status, Status::Failed(Failure::Mismatch))
+                .then(|| "$ cat /dev/x\nstatus: 0\n--- output\nhello\n".into()),
+            expected_path: format!("/nowhere/expected/{:02}-{name}.txt", i + 1).into(),
+            status,
+            log: None,
+            points: 1,
+            hint: Some("Read the chapter again.".into()),
+            unload_refused: false,
+        }
+    }
+
+    fn run() -> (Vec<Event>, RunResult) {
+        let result = RunResult {
+            lab: "lab-07".into(),
+            solution: false,
+            build: BuildOutcome {
+                ok: true,
+                time: Duration::from_millis(1500),
+                log: "/nowhere/build.log".into(),
+            },
+            steps: vec![
+                step(0, "load", Status::Passed),
+                step(1, "read", Status::Failed(Failure::Mismatch)),
+                step(2, "write", Status::Failed(Failure::KernelReport)),
+                step(3, "unload", Status::Skipped("read".into())),
+            ],
+            crash: Some(Crash {
+                line: "[ 2.6] BUG: kernel NULL pointer dereference".into(),
+                step: Some((2, "write".into())),
+                excerpt:
+                    "[ 2.5] checker: step 3 write\n[ 2.6] BUG: kernel NULL pointer dereference"
+                        .into(),
+            }),
+            timed_out: false,
+            accel: Some("tcg".into()),
+            boot_time: Some(Duration::from_millis(2700)),
+            wall: Duration::from_millis(9100),
+            console_log: None,
+            seed: Some(7),
+        };
+        let events = vec![
+            Event::Started {
+                lab: "lab-07".into(),
+                title: "Devices".into(),
+                solution: false,
+                read: "chapter 7: Devices (book/src/devices.md)".into(),
+            },
+            Event::Build { reference: false },
+            Event::Built {
+                reference: false,
+                ok: true,
+                seconds: 1.5,
+                log: "/nowhere/build.log".into(),
+                tail: None,
+            },
+            Event::GuestStep {
+                id: StepId(0),
+                total: 4,
+                name: "load".into(),
+            },
+            Event::Finished {
+                result: Box::new(result.clone()),
+            },
+        ];
+        (events, result)
+    }
+
+    fn rendered(events: &[Event]) -> String {
+        let mut out = Vec::new();
+        let mut t = Terminal::new(&mut out, false);
+        for e in events {
+            t.event(e);
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_run_as_the_terminal_shows_it() {
+        let (events, _) = run();
+        expect_test::expect![[r#"
+            lab-07: Devices
+            Read: chapter 7: Devices (book/src/devices.md)
+            build ... ok (1.5 s)
+            step 1/4 load
+            PASS  01 load    (0.25 s)
+            FAIL  02 read    (0.25 s)
+                  --- expected /nowhere/expected/02-read.txt
+                  +++ actual
+                   $ cat /dev/x
+                   status: 0
+                   --- output
+                  -hello
+                  +hullo
+                  hint: Read the chapter again.
+            FAIL  03 write   (0.25 s)  (the output matched, but the kernel reported a problem: see CRASH)
+                  hint: Read the chapter again.
+            SKIP  04 unload  (0.25 s)  (skipped: it needs step "read", which did not pass)
+            CRASH the kernel reported a problem during step 3 (write):
+                  [ 2.5] checker: step 3 write
+                  [ 2.6] BUG: kernel NULL pointer dereference
+            inputs: seed 7 (checker lab lab-07 --seed 7 draws them again)
+            score: 1/4 steps, 1/4 points, kernel crash -- failed (total 9.1 s, boot 2.7 s, tcg)
+        "#]]
+        .assert_eq(&rendered(&events));
+    }
+
+    /// A child run's events, read back by its parent, render as the run
+    /// itself would have printed them, and carry its whole result.
+    #[test]
+    fn a_child_runs_events_render_the_same_in_its_parent() {
+        let (events, result) = run();
+        let mut wire = Vec::new();
+        for e in &events {
+            JsonLines(&mut wire).event(e);
+        }
+        let back: Vec<Event> = String::from_utf8(wire)
+            .unwrap()
+            .lines()
+            .map(decode)
+            .collect();
+        assert_eq!(rendered(&back), rendered(&events));
+        assert!(matches!(back.last(), Some(Event::Finished { result: r }) if **r == result));
+    }
 }
