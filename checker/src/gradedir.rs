@@ -601,13 +601,50 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
             lab.clone().add_extra(extra)?;
         }
     }
-    let mut all = Vec::new();
-    let mut entries_err = Vec::new();
-    let mut notes = Vec::new();
-    for sub in &subs {
+    let mut batch = prepare_all(&root, &subs, &out, args);
+    let mut seeds = seed_and_extra(&mut batch.jobs, base_seed, extra.as_deref());
+    build_references(&labs, &tc, &out, &mut batch.jobs)?;
+    // Only the labs that draw inputs have a seed to report.
+    seeds.retain(|(_, lab, _)| labs.get(lab).is_some_and(Lab::has_differential));
+    println!("inputs: seed {base_seed} (checker grade --seed {base_seed} draws them again)");
+    let parallel = args.jobs.unwrap_or_else(jobs::default_jobs);
+    let mut entries = jobs::run_and_report(&batch.jobs, parallel, &out)?;
+    if !batch.failed.is_empty() {
+        entries.extend(batch.failed);
+        crate::report::write_reports(&out, &entries)?;
+        println!("(the reports also list the submissions that could not be prepared)");
+    }
+    add_notes(&out, &batch.notes)?;
+    let json = out.join("results.json");
+    if let Ok(text) = fs::read_to_string(&json) {
+        fs::write(&json, seeds_json(&text, &seeds)?)
+            .with_context(|| format!("cannot write {}", json.display()))?;
+    }
+    Ok(entries.iter().all(|e| e.result.passed()))
+}
+
+/// The submissions made ready to grade.
+struct Batch {
+    /// One child run per student and lab.
+    jobs: Vec<Job>,
+    /// What preparing each submission left out or refused.
+    notes: Vec<Notes>,
+    /// The submissions that could not be prepared.
+    failed: Vec<crate::report::Entry>,
+}
+
+/// Prepares every submission in a workspace of its own under `out`,
+/// saying what it takes and what it leaves out.
+fn prepare_all(root: &Path, subs: &[Submission], out: &Path, args: &GradeArgs) -> Batch {
+    let mut batch = Batch {
+        jobs: Vec::new(),
+        notes: Vec::new(),
+        failed: Vec::new(),
+    };
+    for sub in subs {
         print!("prepare {} ...", sub.student);
         let _ = std::io::Write::flush(&mut std::io::stdout());
-        match prepare(&root, sub, &out.join("work"), &args.labs) {
+        match prepare(root, sub, &out.join("work"), &args.labs) {
             Ok(p) => {
                 println!(
                     " {}",
@@ -619,53 +656,46 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
                 );
                 let note = Notes::of(&p);
                 print!("{}", note.lines("  "));
-                notes.push(note);
-                all.extend(jobs_for(&p, &out, args.guest));
+                batch.notes.push(note);
+                batch.jobs.extend(jobs_for(&p, out, args.guest));
             }
             Err(e) => {
                 println!(" FAILED: {e:#}");
-                entries_err.push(crate::report::Entry {
+                batch.failed.push(crate::report::Entry {
                     student: sub.student.clone(),
                     result: crate::report::LabResult::error("submission", &format!("{e:#}"), None),
                 });
             }
         }
     }
-    let mut seeds = seed_and_extra(&mut all, base_seed, extra.as_deref());
-    // The reference solution's modules, which the differential steps load
-    // after the student's: built once here, in the course's tree, not once
-    // per student.
+    batch
+}
+
+/// Builds the reference solution of each lab with differential steps that
+/// `jobs` grade, once, in the course's tree, into `out/reference/<lab>`,
+/// and hands it to those jobs: the differential steps load it after the
+/// student's module. Not once per student.
+fn build_references(
+    labs: &BTreeMap<String, Lab>,
+    tc: &setup::Toolchain,
+    out: &Path,
+    jobs: &mut [Job],
+) -> Result<()> {
     for lab in labs.values().filter(|l| l.has_differential()) {
-        if !all.iter().any(|j| j.lab == lab.name) {
+        if !jobs.iter().any(|j| j.lab == lab.name) {
             continue;
         }
         let dir = out.join("reference").join(&lab.name);
         print!("build the reference solution of {} ...", lab.name);
         let _ = std::io::Write::flush(&mut std::io::stdout());
         let started = std::time::Instant::now();
-        crate::run::build_reference(lab, &tc, &dir, &dir.join("build.log"))?;
+        crate::run::build_reference(lab, tc, &dir, &dir.join("build.log"))?;
         println!(" ok ({:.1} s)", started.elapsed().as_secs_f64());
-        for job in all.iter_mut().filter(|j| j.lab == lab.name) {
+        for job in jobs.iter_mut().filter(|j| j.lab == lab.name) {
             job.request.reference = Some(dir.clone());
         }
     }
-    // Only the labs that draw inputs have a seed to report.
-    seeds.retain(|(_, lab, _)| labs.get(lab).is_some_and(Lab::has_differential));
-    println!("inputs: seed {base_seed} (checker grade --seed {base_seed} draws them again)");
-    let parallel = args.jobs.unwrap_or_else(jobs::default_jobs);
-    let mut entries = jobs::run_and_report(&all, parallel, &out)?;
-    if !entries_err.is_empty() {
-        entries.extend(entries_err);
-        crate::report::write_reports(&out, &entries)?;
-        println!("(the reports also list the submissions that could not be prepared)");
-    }
-    add_notes(&out, &notes)?;
-    let json = out.join("results.json");
-    if let Ok(text) = fs::read_to_string(&json) {
-        fs::write(&json, seeds_json(&text, &seeds)?)
-            .with_context(|| format!("cannot write {}", json.display()))?;
-    }
-    Ok(entries.iter().all(|e| e.result.passed()))
+    Ok(())
 }
 
 /// What grading a submission left out or refused, for the reports.
