@@ -3,7 +3,7 @@
 //!
 //! Builds `drivers/binder` (`rust_binder.ko` and `bindertest`), boots the
 //! guest with `binder_linux` from the kernel image (see
-//! [`crate::imagemods`]) and the Rust module, and runs `bindertest`'s
+//! `vm::image`) and the Rust module, and runs `bindertest`'s
 //! benchmarks on each device in turn, C, Rust, C, Rust: round-trip latency
 //! at five payload sizes (min, p50, p99; client and server pinned to one
 //! CPU), calls per second with [`PAIRS`] client/server pairs, and a flood
@@ -19,11 +19,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use ::vm::accel::{self, AccelChoice};
+use ::vm::{Guest, Module, Program, Progress, Source};
 use anyhow::{bail, Context, Result};
 
 use crate::lab::Step;
 use crate::setup::Toolchain;
-use crate::vm::{self, GuestConfig, Progress};
 
 /// Payload sizes of the latency runs, in bytes.
 pub const PAYLOADS: [usize; 5] = [0, 64, 1024, 4096, 16384];
@@ -223,17 +224,13 @@ pub fn build(root: &Path, kdir: &Path) -> Result<PathBuf> {
 /// five latency ratios first.
 pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
     let dir = build(root, &tc.kdir)?;
-    let image = crate::imagemods::resolve(&tc.modules_dir, &["binder_linux".into()])?;
-    let mut modules: Vec<(String, PathBuf)> = image
+    let image_modules = vm::image::resolve(&tc.modules_dir, &["binder_linux".into()])?
         .into_iter()
-        .map(|m| {
-            (
-                format!("{}/{}", crate::imagemods::GUEST_DIR, m.stem),
-                m.path,
-            )
+        .map(|m| Module {
+            name: m.stem,
+            path: m.path,
         })
         .collect();
-    modules.push(("rust_binder".into(), dir.join("rust_binder.ko")));
     let mut steps = vec![Step {
         name: "load".into(),
         run: "insmod /lab/rust_binder.ko && ls /dev/binder /dev/rust-binder".into(),
@@ -244,27 +241,34 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
             run: script(device, opts.count),
         });
     }
-    let (accel, why) =
-        crate::accel::choose(crate::accel::AccelChoice::Auto, &tc.vmlinuz, &tc.cache);
+    let (accel, why) = accel::choose(AccelChoice::Auto, &tc.vmlinuz, &tc.cache);
     // About 0.3 ms a call under TCG, with room to spare.
     let secs = 120 + u64::from(opts.count) * 40 / 1000 * RUNS.len() as u64;
-    let cfg = GuestConfig {
-        kernel: &tc.boot_kernel,
-        modules,
-        programs: vec![("bindertest".into(), dir.join("bindertest"))],
-        steps: &steps,
-        smp: 2,
+    let guest = Guest {
+        kernel: tc.boot_kernel.clone(),
+        extra_cmdline: String::new(),
+        modules: vec![Module {
+            name: "rust_binder".into(),
+            path: dir.join("rust_binder.ko"),
+        }],
+        image_modules,
+        programs: vec![Program {
+            name: "bindertest".into(),
+            source: Source::Path(dir.join("bindertest")),
+        }],
+        steps: steps.clone(),
+        cpus: 2,
         memory_mb: crate::run::GUEST_MEMORY_MB,
+        devices: Vec::new(),
         timeout: Duration::from_secs(secs),
         accel,
         keep: false,
-        extra_cmdline: "",
     };
     println!(
         "bench-binder: {} calls per measurement; accelerator {accel}: {why}",
         opts.count
     );
-    let guest = vm::run(&cfg, &mut |p| {
+    let guest = vm::run(&guest, &mut |p| {
         if let Progress::StepStarted(i) = p {
             if let Some(s) = steps.get(i) {
                 println!("bench-binder: {}", s.name);

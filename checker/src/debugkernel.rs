@@ -14,137 +14,40 @@
 //! part of a module goes to its own cargo target folder, `target/kernel-debug`
 //! (`RUST_TARGET_DIR`, see `kernel-crate/kbuild/rust-module.mk`).
 //!
-//! `vm::console::find_reports` reads the guest console for what the detectors print:
-//! KASAN reports, lockdep splats, sleeping in atomic context and the
-//! kmemleak scan that `vm/init` runs after the last step. See
-//! `book/src/debug-kernel.md`.
+//! The build and its cache are `vm::debugkernel`; reading the detectors'
+//! reports is `vm::console`. See `book/src/debug-kernel.md`.
 
-use std::fs;
-use std::io::Write as _;
-use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use ::vm::debugkernel::{self, DebugKernel};
+use anyhow::Result;
 
 use crate::setup::Toolchain;
 
-/// The configuration fragment (`vm/debug/debug.config`).
-pub const FRAGMENT: &str = include_str!("../../vm/debug/debug.config");
-/// The Debian package with the kernel source.
-pub const SOURCE_PACKAGE: &str = "linux-source-6.1";
-/// The tarball that package installs.
-pub const SOURCE_TARBALL: &str = "/usr/src/linux-source-6.1.tar.xz";
-/// The marker written when a build completed; it holds the build time.
-const COMPLETE: &str = "complete";
-
-/// The option lines of a fragment: `CONFIG_X=...` and
-/// `# CONFIG_X is not set`, trimmed; comments and blank lines left out.
-pub fn fragment_options(text: &str) -> Vec<&str> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| {
-            l.starts_with("CONFIG_") || (l.starts_with("# CONFIG_") && l.ends_with(" is not set"))
-        })
-        .collect()
+/// Makes sure the debug kernel is built (see [`vm::debugkernel::ensure`]),
+/// installing its source and the build's tools
+/// ([`crate::setup::DEBUG_KERNEL_PACKAGES`]) first when any is missing.
+pub fn ensure(cache: &Path) -> Result<DebugKernel> {
+    debugkernel::ensure(cache, &|| {
+        crate::setup::ensure_packages(&crate::setup::DEBUG_KERNEL_PACKAGES, false)
+    })
 }
 
-/// The cache key of a fragment: FNV-1a (64 bit) of its option lines, each
-/// followed by a newline, in hex.
-pub fn config_key(text: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for line in fragment_options(text) {
-        for b in line.bytes().chain(std::iter::once(b'\n')) {
-            hash ^= u64::from(b);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    format!("{hash:016x}")
-}
-
-/// The options of `fragment` that the final `.config` does not have as
-/// asked (Kconfig drops an option whose dependencies are not met).
-pub fn config_mismatches(fragment: &str, dotconfig: &str) -> Vec<String> {
-    let have: std::collections::HashSet<&str> = dotconfig.lines().map(str::trim).collect();
-    fragment_options(fragment)
-        .into_iter()
-        .filter(|want| {
-            if let Some(name) = want
-                .strip_prefix("# ")
-                .and_then(|l| l.strip_suffix(" is not set"))
-            {
-                // Unset also when the option is not there at all.
-                !dotconfig
-                    .lines()
-                    .all(|l| !l.starts_with(&format!("{name}=")))
-            } else {
-                !have.contains(want)
-            }
-        })
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Where one debug kernel lives in the cache.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DebugKernel {
-    /// `<cache>/debug-<version>-<key>`.
-    pub dir: PathBuf,
-    /// The source version, e.g. `6.1.192-3`.
-    pub version: String,
-}
-
-impl DebugKernel {
-    /// The cache folder for source `version` and the fragment's key.
-    pub fn locate(cache: &Path, version: &str) -> DebugKernel {
-        DebugKernel {
-            dir: cache.join(format!("debug-{version}-{}", config_key(FRAGMENT))),
-            version: version.to_owned(),
-        }
-    }
-
-    /// The kernel tree (the Kbuild folder modules are built against).
-    pub fn tree(&self) -> PathBuf {
-        self.dir.join("src")
-    }
-
-    /// The ELF kernel QEMU boots (PVH entry).
-    pub fn vmlinux(&self) -> PathBuf {
-        self.tree().join("vmlinux")
-    }
-
-    /// The compressed kernel.
-    pub fn bzimage(&self) -> PathBuf {
-        self.tree().join("arch/x86/boot/bzImage")
-    }
-
-    /// The build log.
-    pub fn log(&self) -> PathBuf {
-        self.dir.join("build.log")
-    }
-
-    /// A complete build is cached.
-    pub fn is_built(&self) -> bool {
-        self.dir.join(COMPLETE).is_file() && self.vmlinux().is_file()
-    }
-
-    /// The toolchain that builds modules for this kernel and boots it: the
-    /// same as `base` but for the tree, the images and the cargo target
-    /// folder `<workspace>/target/kernel-debug`.
-    pub fn toolchain(&self, base: &Toolchain, workspace: &Path) -> Toolchain {
-        Toolchain {
-            abi: format!("debug-{}", self.version),
-            kdir: self.tree(),
-            vmlinuz: self.bzimage(),
-            // QEMU's PVH entry did not boot this vmlinux (no output at all,
-            // not investigated further): the bzImage it is.
-            boot_kernel: self.bzimage(),
-            modules_dir: self.tree(),
-            cache: base.cache.clone(),
-            debug: true,
-            rust_target_dir: Some(workspace.join("target").join("kernel-debug")),
-        }
+/// The toolchain that builds modules for the debug kernel `dk` and boots
+/// it: the same as `base` but for the tree, the images and the cargo target
+/// folder `<workspace>/target/kernel-debug`.
+pub fn toolchain(dk: &DebugKernel, base: &Toolchain, workspace: &Path) -> Toolchain {
+    Toolchain {
+        abi: format!("debug-{}", dk.version),
+        kdir: dk.tree(),
+        vmlinuz: dk.bzimage(),
+        // QEMU's PVH entry did not boot this vmlinux (no output at all,
+        // not investigated further): the bzImage it is.
+        boot_kernel: dk.bzimage(),
+        modules_dir: dk.tree(),
+        cache: base.cache.clone(),
+        debug: true,
+        rust_target_dir: Some(workspace.join("target").join("kernel-debug")),
     }
 }
 
@@ -174,253 +77,21 @@ pub fn toolchain_for(choice: KernelChoice, base: Toolchain, workspace: &Path) ->
     match choice {
         KernelChoice::Debian => Ok(base),
         KernelChoice::Debug => {
-            let dk = match cached(&base.cache) {
+            let dk = match debugkernel::cached(&base.cache) {
                 Some(dk) => dk,
                 None => {
                     println!("--kernel debug: the debug kernel is not built yet; building it now");
                     ensure(&base.cache)?
                 }
             };
-            Ok(dk.toolchain(&base, workspace))
+            Ok(toolchain(&dk, &base, workspace))
         }
     }
-}
-
-/// The installed version of [`SOURCE_PACKAGE`], if any.
-fn installed_version() -> Option<String> {
-    let out = Command::new("dpkg-query")
-        .args(["-W", "-f=${Version}", SOURCE_PACKAGE])
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    let v = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    (out.status.success() && !v.is_empty() && Path::new(SOURCE_TARBALL).is_file()).then_some(v)
-}
-
-/// The source version, installing the source and the kernel build's tools
-/// ([`crate::setup::DEBUG_KERNEL_PACKAGES`]) when any is missing.
-pub fn source_version() -> Result<String> {
-    crate::setup::ensure_packages(&crate::setup::DEBUG_KERNEL_PACKAGES, false)?;
-    installed_version().with_context(|| {
-        format!("{SOURCE_PACKAGE} is installed but {SOURCE_TARBALL} is missing; retry with `make vm-debug`")
-    })
-}
-
-/// The cached debug kernel, if it was built (no build, no install).
-pub fn cached(cache: &Path) -> Option<DebugKernel> {
-    let dk = DebugKernel::locate(cache, &installed_version()?);
-    dk.is_built().then_some(dk)
-}
-
-/// Makes sure the debug kernel for the current fragment is built, building
-/// it when it is not (about a quarter of an hour on 2 cores; progress on
-/// stdout). Idempotent: a cached build costs a few checks.
-pub fn ensure(cache: &Path) -> Result<DebugKernel> {
-    let say = |s: &str| println!("{s}");
-    if let Some(dk) = cached(cache) {
-        let took = fs::read_to_string(dk.dir.join(COMPLETE)).unwrap_or_default();
-        say(&format!(
-            "vm-debug: cached in {} ({})",
-            dk.dir.display(),
-            took.trim()
-        ));
-        return Ok(dk);
-    }
-    let dk = DebugKernel::locate(cache, &source_version()?);
-    // Two checkers (parallel runs of `--kernel debug`) must not build the
-    // same tree at once: the second waits for the first, then finds it
-    // built. The lock goes when the file is closed, also when we are killed.
-    fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
-    let lock_path = cache.join("debug-kernel.lock");
-    let lock = fs::File::create(&lock_path)
-        .with_context(|| format!("cannot create {}", lock_path.display()))?;
-    if lock.try_lock().is_err() {
-        say("vm-debug: another checker is building the debug kernel; waiting for it");
-        lock.lock()
-            .with_context(|| format!("cannot lock {}", lock_path.display()))?;
-    }
-    if !dk.is_built() {
-        build(&dk)?;
-    }
-    Ok(dk)
-}
-
-/// Runs one command of the build, output appended to the log.
-fn run_logged(cmd: &mut Command, log: &Path, what: &str) -> Result<()> {
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .with_context(|| format!("cannot open {}", log.display()))?;
-    let status = cmd
-        .stdin(Stdio::null())
-        .stdout(file.try_clone()?)
-        .stderr(file)
-        .status()
-        .with_context(|| format!("cannot run {what}"))?;
-    if !status.success() {
-        let text = fs::read_to_string(log).unwrap_or_default();
-        bail!(
-            "{what} failed; last lines of {}:\n{}",
-            log.display(),
-            crate::setup::tail(&text, 30)
-        );
-    }
-    Ok(())
-}
-
-fn build(dk: &DebugKernel) -> Result<()> {
-    let started = Instant::now();
-    fs::create_dir_all(&dk.dir).with_context(|| format!("cannot create {}", dk.dir.display()))?;
-    let log = dk.log();
-    fs::write(&log, "")?;
-    let tree = dk.tree();
-    let tmp = dk.dir.join("src.tmp");
-    println!(
-        "vm-debug: building the debug kernel in {}",
-        dk.dir.display()
-    );
-    println!("vm-debug: log in {}", log.display());
-    println!("vm-debug: unpacking {SOURCE_TARBALL} ...");
-    let _ = fs::remove_dir_all(&tmp);
-    let _ = fs::remove_dir_all(&tree);
-    fs::create_dir_all(&tmp)?;
-    run_logged(
-        Command::new("tar")
-            .arg("-xf")
-            .arg(SOURCE_TARBALL)
-            .arg("-C")
-            .arg(&tmp)
-            .arg("--strip-components=1"),
-        &log,
-        "tar",
-    )?;
-    fs::rename(&tmp, &tree)?;
-    let fragment = dk.dir.join("debug.config");
-    fs::write(&fragment, FRAGMENT)?;
-    println!("vm-debug: configuring (allnoconfig + vm/debug/debug.config) ...");
-    run_logged(
-        Command::new("make")
-            .arg("-C")
-            .arg(&tree)
-            .arg("ARCH=x86_64")
-            .arg(format!("KCONFIG_ALLCONFIG={}", fragment.display()))
-            .arg("allnoconfig"),
-        &log,
-        "make allnoconfig",
-    )?;
-    let dotconfig =
-        fs::read_to_string(tree.join(".config")).context("no .config after allnoconfig")?;
-    let missing = config_mismatches(FRAGMENT, &dotconfig);
-    if !missing.is_empty() {
-        bail!(
-            "Kconfig did not take these options of vm/debug/debug.config (their dependencies are \
-             not met): {}",
-            missing.join(", ")
-        );
-    }
-    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
-    println!(
-        "vm-debug: make -j{jobs} vmlinux bzImage modules_prepare (about 15 min on 2 cores) ..."
-    );
-    let file = fs::OpenOptions::new().append(true).open(&log)?;
-    let mut child = Command::new("nice")
-        .arg("make")
-        .arg("-C")
-        .arg(&tree)
-        .arg("ARCH=x86_64")
-        .arg(format!("-j{jobs}"))
-        .args(["vmlinux", "bzImage", "modules_prepare"])
-        .stdin(Stdio::null())
-        .stdout(file.try_clone()?)
-        .stderr(file)
-        .process_group(0)
-        .spawn()
-        .context("cannot run make")?;
-    let mut last = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if crate::vm::interrupted() {
-            let _ = Command::new("kill")
-                .arg("--")
-                .arg(format!("-{}", child.id()))
-                .status();
-            let _ = child.wait();
-            return Err(crate::vm::Interrupted.into());
-        }
-        if last.elapsed() >= Duration::from_secs(30) {
-            last = Instant::now();
-            let text = fs::read_to_string(&log).unwrap_or_default();
-            let compiled = text.lines().filter(|l| l.starts_with("  CC")).count();
-            println!(
-                "vm-debug: {compiled} files compiled, {} elapsed",
-                minutes(started.elapsed())
-            );
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    };
-    if !status.success() {
-        let text = fs::read_to_string(&log).unwrap_or_default();
-        bail!(
-            "the debug kernel build failed; last lines of {}:\n{}",
-            log.display(),
-            crate::setup::tail(&text, 30)
-        );
-    }
-    let took = format!("built in {}", minutes(started.elapsed()));
-    let mut f = fs::File::create(dk.dir.join(COMPLETE))?;
-    writeln!(f, "{took}")?;
-    println!("vm-debug: {took}: {}", dk.vmlinux().display());
-    Ok(())
-}
-
-fn minutes(d: Duration) -> String {
-    let s = d.as_secs();
-    format!("{}:{:02}", s / 60, s % 60)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use expect_test::expect;
-
-    #[test]
-    fn key_ignores_comments() {
-        let a = "# a comment\nCONFIG_A=y\n\n# CONFIG_B is not set\n";
-        let b = "CONFIG_A=y\n# another comment\n# CONFIG_B is not set\n";
-        assert_eq!(config_key(a), config_key(b));
-        assert_ne!(config_key(a), config_key("CONFIG_A=y\n"));
-        expect!["cbf29ce484222325"].assert_eq(&config_key(""));
-        assert_eq!(
-            fragment_options(a),
-            vec!["CONFIG_A=y", "# CONFIG_B is not set"]
-        );
-    }
-
-    #[test]
-    fn mismatches() {
-        let fragment = "CONFIG_A=y\nCONFIG_B=y\n# CONFIG_C is not set\n# CONFIG_D is not set\n";
-        let dotconfig = "CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=y\n";
-        expect![[r##"["CONFIG_B=y", "# CONFIG_C is not set"]"##]]
-            .assert_eq(&format!("{:?}", config_mismatches(fragment, dotconfig)));
-    }
-
-    #[test]
-    fn the_fragment_asks_for_the_tools() {
-        let opts = fragment_options(FRAGMENT);
-        for want in [
-            "CONFIG_KASAN=y",
-            "CONFIG_PROVE_LOCKING=y",
-            "CONFIG_DEBUG_ATOMIC_SLEEP=y",
-            "CONFIG_DEBUG_KMEMLEAK=y",
-            "CONFIG_FAILSLAB=y",
-            "# CONFIG_MODVERSIONS is not set",
-        ] {
-            assert!(opts.contains(&want), "{want}");
-        }
-    }
 
     #[test]
     fn lab_toml_keys() {
@@ -518,23 +189,7 @@ mod tests {
         };
         assert!(lab.has_failslab());
         let run = lab.config.steps[0].guest().unwrap().run;
-        expect![[r#"
-            F=/sys/kernel/debug/failslab;
-            [ -d $F ] || { echo 'failslab: this kernel has none (checker lab --kernel debug)';
-            exit 1;
-            };
-            echo N >$F/ignore-gfp-wait;
-            echo Y >$F/cache-filter;
-            echo 0 >$F/verbose_ratelimit_interval_ms;
-            /lab/failnth -f 64 -e 25 m '/lab/m.ko' 'n=1' 2>/tmp/failnth.err;
-            s=$?;
-            echo Y >$F/ignore-gfp-wait;
-            echo N >$F/cache-filter;
-            cat /tmp/failnth.err >/dev/kmsg;
-            dmesg -c >/dev/null;
-            [ $s = 0 ] || cat /tmp/failnth.err;
-            exit $s"#]]
-        .assert_eq(&run.replace("; ", ";\n"));
+        expect!["sh /lab/failslab.sh 64 25 m '/lab/m.ko' 'n=1'"].assert_eq(&run);
         assert_eq!(lab.config.steps[0].command(), "insmod /lab/m.ko n=1");
     }
 }

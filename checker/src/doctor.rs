@@ -99,14 +99,14 @@ pub fn checks() -> Vec<Check> {
             )),
         }
     }
-    match fs::read(crate::vm::BUSYBOX) {
+    match fs::read(::vm::guest::BUSYBOX) {
         Err(_) => v.push(check(
             Fail,
             "busybox",
             "missing",
             "`make setup` (busybox-static)",
         )),
-        Result::Ok(data) if crate::vm::has_interpreter(&data) => v.push(check(
+        Result::Ok(data) if ::vm::guest::has_interpreter(&data) => v.push(check(
             Fail,
             "busybox",
             "dynamically linked: the guest has no libc",
@@ -162,7 +162,7 @@ pub fn checks() -> Vec<Check> {
         setup::HEADERS_METAPACKAGE,
     ]));
     let abi = depends.as_deref().and_then(setup::abi_from_depends);
-    let cache = setup::cache_root();
+    let cache = vm::cache_root();
     match &abi {
         None => v.push(check(
             Fail,

@@ -30,7 +30,7 @@ use crate::debugkernel::KernelChoice;
 use crate::jobs::{self, Job};
 use crate::report::{Entry, LabResult};
 use crate::run::LabRequest;
-use crate::{debugkernel, setup, vm, workspace};
+use crate::{debugkernel, setup, workspace};
 
 /// The fixture that runs last and must pass.
 pub const HEALTHY: &str = "healthy";
@@ -154,7 +154,7 @@ fn selected(root: &Path, args: &FixturesArgs) -> Result<Vec<PathBuf>> {
     let mut dirs = all_fixtures(root)?;
     if args.kernel == KernelChoice::Debug {
         // Built once here, not by two runs at the same time.
-        debugkernel::ensure(&setup::cache_root())?;
+        debugkernel::ensure(&vm::cache_root())?;
         dirs.retain(|d| d.join(verdict_name).is_file());
     }
     if !args.names.is_empty() {

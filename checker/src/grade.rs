@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::lab::{Lab, LabStep};
 use crate::plan::{Plan, Slot, StepId};
-use crate::results::Transcript;
 use crate::snapshot;
+use ::vm::Transcript;
 
 /// Why a step failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -400,7 +400,7 @@ pub fn grade_steps(
 /// path, which an error message may name, read as the student's).
 fn compare_reference(
     command: &str,
-    reference: Option<&crate::results::StepRecord>,
+    reference: Option<&::vm::StepRecord>,
     actual: &str,
     modules: &[String],
 ) -> (Status, Option<String>) {
@@ -630,7 +630,7 @@ mod tests {
             ),
         ]
         .concat();
-        let t = crate::results::parse(token, &text);
+        let t = ::vm::channel::parse(token, &text);
         let grades = grade_steps(&lab, &Plan::of(&lab), &t, false, true);
         let shown: Vec<String> = grades
             .iter()
@@ -678,7 +678,7 @@ mod tests {
              {token} start 2 1.3\n{token} begin 2\nhi\n\n{token} kmsg 2\n{token} end 2 0 1.4\n\
              {token} start 3 1.5\n"
         );
-        let t = crate::results::parse(token, &text);
+        let t = ::vm::channel::parse(token, &text);
         let grades = grade_steps(&lab, &Plan::of(&lab), &t, true, false);
         let shown: Vec<String> = grades
             .iter()

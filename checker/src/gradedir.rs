@@ -51,7 +51,7 @@ use crate::jobs::{self, Job};
 use crate::lab::Lab;
 use crate::policy::{self, Violation};
 use crate::run::{GuestArgs, LabRequest};
-use crate::{lab, setup, vm, workspace};
+use crate::{lab, setup, workspace};
 
 /// A submission found in the grading folder.
 #[derive(Debug, Clone, PartialEq)]

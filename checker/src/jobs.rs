@@ -27,7 +27,7 @@ use crate::events::{self, Event, Reporter as _};
 use crate::report::{self, Entry, LabResult};
 use crate::run::{GuestArgs, LabRequest, RunResult};
 use crate::terminal::Terminal;
-use crate::{lab, setup, vm, workspace};
+use crate::{lab, setup, workspace};
 
 /// One child run.
 #[derive(Debug, Clone)]

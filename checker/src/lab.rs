@@ -37,7 +37,7 @@
 //! A C driver that Debian ships with the guest kernel comes from the
 //! cached image: `image_modules` names modules (or paths relative to
 //! `lib/modules/<abi>`), which the guest loads, dependencies first, before
-//! the first step (see [`crate::imagemods`]):
+//! the first step (see `vm::image`):
 //!
 //! ```toml
 //! image_modules = ["binder_linux"]   # optional: /lab/image/binder_linux.ko, insmod'ed at boot
@@ -157,7 +157,7 @@ pub struct LabConfig {
     #[serde(default)]
     pub programs: Vec<String>,
     /// Modules of the guest kernel's own image, loaded with their
-    /// dependencies before the first step (see [`crate::imagemods`]).
+    /// dependencies before the first step (see `vm::image`).
     #[serde(default)]
     pub image_modules: Vec<String>,
     /// The files the student edits (`student`): patterns relative to the
@@ -242,12 +242,12 @@ pub struct LabStep {
 /// snapshot numbers of the others do not depend on the kernel.
 ///
 /// With `failslab`, `run` must be `insmod /lab/NAME.ko [PARAMS]`. The
-/// checker's guest tool `failnth` (`vm/failnth.c`) loads the module once
+/// checker's guest tool `failnth` (`vm/guest/failnth.c`) loads the module once
 /// without failures, then once for each allocation call of its init, that
 /// call failing (`/proc/thread-self/fail-nth`, with failslab's
 /// `ignore-gfp-wait` off so that `GFP_KERNEL` allocations count, and its
 /// `cache-filter` on: only the kmalloc caches count, which the debug
-/// kernel's command line marks, see [`crate::vm::DEBUG_CMDLINE`]): the
+/// kernel's command line marks, see `vm::guest::DEBUG_CMDLINE`): the
 /// `first` calls from the start of init one by one, then every `every`-th
 /// call to the end of the load. After each load that succeeds it unloads
 /// the module. The step's output does not depend on how many allocations
@@ -324,27 +324,16 @@ pub fn failslab_target(run: &str) -> Result<FailslabTarget, String> {
     })
 }
 
-/// The guest command of a `failslab` step (see [`DebugStep`]).
+/// The guest command of a `failslab` step (see [`DebugStep`]): the guest
+/// script `vm/guest/failslab.sh`.
 fn failslab_command(fs: &FailslabStep) -> String {
-    use crate::results::shell_quote;
-    let script = [
-        "F=/sys/kernel/debug/failslab;",
-        "[ -d $F ] || { echo 'failslab: this kernel has none (checker lab --kernel debug)'; exit 1; };",
-        "echo N >$F/ignore-gfp-wait; echo Y >$F/cache-filter; echo 0 >$F/verbose_ratelimit_interval_ms;",
-        "/lab/@@TOOL@@ -f @@FIRST@@ -e @@EVERY@@ @@NAME@@ @@PATH@@ @@PARAMS@@ 2>/tmp/failnth.err; s=$?;",
-        "echo Y >$F/ignore-gfp-wait; echo N >$F/cache-filter;",
-        // The numbers are for the console log, not the snapshot.
-        "cat /tmp/failnth.err >/dev/kmsg; dmesg -c >/dev/null;",
-        "[ $s = 0 ] || cat /tmp/failnth.err; exit $s",
-    ]
-    .join(" ");
-    script
-        .replace("@@TOOL@@", crate::guesttools::FAILNTH)
-        .replace("@@FIRST@@", &fs.table.first.to_string())
-        .replace("@@EVERY@@", &fs.table.every.to_string())
-        .replace("@@NAME@@", &fs.target.module)
-        .replace("@@PATH@@", &shell_quote(&fs.target.path))
-        .replace("@@PARAMS@@", &shell_quote(&fs.target.params))
+    ::vm::tools::failslab_command(
+        fs.table.first,
+        fs.table.every,
+        &fs.target.module,
+        &fs.target.path,
+        &fs.target.params,
+    )
 }
 
 /// Where a step runs, and its command.
@@ -515,13 +504,7 @@ impl LabStep {
 }
 
 /// A guest step, as the guest's step runner gets it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Step {
-    /// Short name, `[a-z0-9_-]+`.
-    pub name: String,
-    /// Shell command line run by busybox `sh -c` in the guest.
-    pub run: String,
-}
+pub use ::vm::Step;
 
 /// A lab: its folder and its parsed description.
 #[derive(Debug, Clone)]
@@ -949,7 +932,7 @@ fn validate(c: &LabConfig) -> Result<()> {
         }
     }
     for m in &c.image_modules {
-        if let Err(why) = crate::imagemods::check_entry(m) {
+        if let Err(why) = ::vm::image::check_entry(m) {
             bail!("`image_modules` entry {m:?} {why}");
         }
     }

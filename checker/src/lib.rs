@@ -2,9 +2,9 @@
 //!
 //! - [`setup`]: installs and locates the toolchain (`checker setup`).
 //! - [`lab`]: the `labs/<lab>/lab.toml` format.
-//! - [`vm`]: builds the initramfs ([`cpio`]) and runs the steps in a QEMU
-//!   guest, with the accelerator chosen by [`accel`].
-//! - [`results`]: the guest-to-host result channel (runner script, parser).
+//! - The guest itself (initramfs, QEMU, accelerator, result channel, the
+//!   kernel log, the debug kernel's build) is the `vm` crate; [`debugkernel`]
+//!   picks the kernel a run uses.
 //! - [`plan`]: which of a lab's steps run where (typed step ids).
 //! - [`snapshot`]: turns a step's result into snapshot text.
 //! - [`grade`]: compares with the expected files, finds crashes, diffs:
@@ -20,18 +20,14 @@
 //!   summary table.
 //! - [`buildcheck`]: rejects modules that contain an allocation-failure
 //!   panic path.
-//! - [`imagemods`]: modules from the guest kernel's image (`image_modules`).
-//! - [`guesttools`]: the checker's own programs in the guest (`failnth`).
 //! - [`policy`]: what a student file may hold, checked before the build.
 //! - [`inputs`]: randomised inputs of differential steps (`[random]`).
 //! - [`skeleton`]: lab skeletons generated from the solutions' TODO markers.
 #![forbid(unsafe_code)]
 
-pub mod accel;
 pub mod binderbench;
 pub mod buildcheck;
 pub mod compilefail;
-pub mod cpio;
 pub mod debugkernel;
 pub mod docs;
 pub mod doctests;
@@ -41,8 +37,6 @@ pub mod fixtures;
 pub mod grade;
 pub mod gradedir;
 pub mod gradescope;
-pub mod guesttools;
-pub mod imagemods;
 pub mod inputs;
 pub mod jobs;
 pub mod lab;
@@ -50,13 +44,11 @@ pub mod newdriver;
 pub mod plan;
 pub mod policy;
 pub mod report;
-pub mod results;
 pub mod run;
 pub mod setup;
 pub mod sizes;
 pub mod skeleton;
 pub mod snapshot;
 pub mod terminal;
-pub mod vm;
 pub mod watch;
 pub mod workspace;

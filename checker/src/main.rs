@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 use checker::events::{JsonLines, Reporter};
 use checker::run::{self, GuestArgs, LabRequest};
 use checker::terminal::Terminal;
-use checker::{setup, vm, workspace};
+use checker::{setup, workspace};
 
 /// Sets up the machine, builds a lab's kernel module, runs it in a QEMU
 /// guest and grades each step against the lab's expected snapshots.
@@ -167,7 +167,7 @@ fn real_main(cli: Cli) -> Result<bool> {
         Cmd::VmDebug => {
             vm::install_interrupt_handler()?;
             let started = std::time::Instant::now();
-            let dk = checker::debugkernel::ensure(&setup::cache_root())?;
+            let dk = checker::debugkernel::ensure(&vm::cache_root())?;
             println!(
                 "vm-debug: ready ({:.1} s): kernel tree {}",
                 started.elapsed().as_secs_f64(),

@@ -10,18 +10,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ::vm::console;
+use ::vm::accel::{self, Accel, AccelChoice};
+use ::vm::{self, console, Ending, Interrupted, Progress};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::accel::{self, AccelChoice};
 use crate::debugkernel::KernelChoice;
 use crate::events::{Event, Reporter};
 use crate::grade::{self, Crash, HostRun, StepGrade};
 use crate::lab::{self, Lab};
 use crate::plan::{Plan, Slot};
 use crate::setup::{self, Toolchain};
-use crate::vm::{self, Ending, GuestConfig, Interrupted, Progress};
 
 /// Guest memory, MiB.
 pub const GUEST_MEMORY_MB: u32 = 512;
@@ -704,49 +703,55 @@ impl LabRun<'_> {
         }
     }
 
-    /// The modules and programs the guest gets: the lab's modules, the
-    /// reference solution's under [`lab::REF_DIR`], the lab's programs and
-    /// the checker's own `failnth` when a step needs it.
-    #[allow(clippy::type_complexity)]
-    fn guest_files(
-        &self,
-        ref_dir: &Path,
-    ) -> Result<(Vec<(String, PathBuf)>, Vec<(String, PathBuf)>)> {
-        let lab = &self.lab;
-        let modules = &lab.config.modules;
-        // The guest kernel's own modules the lab needs, loaded first.
-        let image = crate::imagemods::resolve(&self.tc.modules_dir, &lab.config.image_modules)?;
-        let mut files: Vec<(String, PathBuf)> = (image.into_iter())
-            .map(|m| {
-                (
-                    format!("{}/{}", crate::imagemods::GUEST_DIR, m.stem),
-                    m.path,
-                )
-            })
+    /// The guest that runs the plan's guest steps: the lab's modules, the
+    /// reference solution's under [`lab::REF_DIR`], the modules of the
+    /// kernel image the lab names, its programs and the checker's own for
+    /// `failslab` steps.
+    fn guest(&self, ref_dir: &Path, accel: Accel, timeout: Duration) -> Result<vm::Guest> {
+        let (lab, tc) = (&self.lab, self.tc);
+        let module = |name: String, path: PathBuf| vm::Module { name, path };
+        let mut modules: Vec<vm::Module> = (lab.config.modules.iter())
+            .map(|m| module(m.clone(), lab.dir.join(format!("{m}.ko"))))
             .collect();
-        files.extend(
-            modules
-                .iter()
-                .map(|m| (m.clone(), lab.dir.join(format!("{m}.ko")))),
-        );
         if lab.has_differential() {
             let guest_dir = lab::REF_DIR.trim_start_matches("/lab/");
-            files.extend(
-                modules
-                    .iter()
-                    .map(|m| (format!("{guest_dir}/{m}"), ref_dir.join(format!("{m}.ko")))),
+            modules.extend(
+                (lab.config.modules.iter())
+                    .map(|m| module(format!("{guest_dir}/{m}"), ref_dir.join(format!("{m}.ko")))),
             );
         }
-        let mut programs: Vec<(String, PathBuf)> = (lab.config.programs.iter())
-            .map(|p| (p.clone(), lab.dir.join(p)))
+        let image_modules = vm::image::resolve(&tc.modules_dir, &lab.config.image_modules)?
+            .into_iter()
+            .map(|m| module(m.stem, m.path))
+            .collect();
+        let mut programs: Vec<vm::Program> = (lab.config.programs.iter())
+            .map(|p| vm::Program {
+                name: p.clone(),
+                source: vm::Source::Path(lab.dir.join(p)),
+            })
             .collect();
         if lab.has_failslab() {
-            programs.push((
-                crate::guesttools::FAILNTH.to_owned(),
-                crate::guesttools::failnth()?,
-            ));
+            programs.extend(vm::tools::failslab_programs()?);
         }
-        Ok((files, programs))
+        let extra_cmdline = if tc.debug {
+            vm::guest::DEBUG_CMDLINE
+        } else {
+            ""
+        };
+        Ok(vm::Guest {
+            kernel: tc.boot_kernel.clone(),
+            extra_cmdline: extra_cmdline.into(),
+            modules,
+            image_modules,
+            programs,
+            steps: self.plan.scripts.clone(),
+            cpus: lab.config.smp.unwrap_or(1),
+            memory_mb: GUEST_MEMORY_MB,
+            devices: Vec::new(),
+            timeout,
+            accel,
+            keep: self.opts.keep,
+        })
     }
 
     /// Boots the guest, runs the plan's guest steps, grades them.
@@ -760,20 +765,8 @@ impl LabRun<'_> {
         let (lab, tc, plan) = (&self.lab, self.tc, &self.plan);
         let (accel, why) = accel::choose(self.opts.accel, &tc.vmlinuz, &tc.cache);
         let timeout = self.timeout();
-        let (modules, programs) = self.guest_files(ref_dir)?;
-        let cfg = GuestConfig {
-            kernel: &tc.boot_kernel,
-            modules,
-            programs,
-            steps: &plan.scripts,
-            smp: lab.config.smp.unwrap_or(1),
-            memory_mb: GUEST_MEMORY_MB,
-            timeout: Duration::from_secs(timeout),
-            accel,
-            keep: self.opts.keep,
-            extra_cmdline: if tc.debug { vm::DEBUG_CMDLINE } else { "" },
-        };
-        let run = vm::run(&cfg, &mut |p| {
+        let guest = self.guest(ref_dir, accel, Duration::from_secs(timeout))?;
+        let run = vm::run(&guest, &mut |p| {
             out.event(&match p {
                 Progress::Booting => Event::Booting {
                     accel: accel.to_string(),

@@ -121,23 +121,6 @@ pub struct Toolchain {
     pub rust_target_dir: Option<PathBuf>,
 }
 
-/// `${LABS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-kernel-labs}`.
-pub fn cache_root() -> PathBuf {
-    if let Some(dir) = non_empty_env("LABS_CACHE") {
-        return PathBuf::from(dir);
-    }
-    let base = non_empty_env("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(non_empty_env("HOME").unwrap_or_else(|| "/tmp".into())).join(".cache")
-        });
-    base.join("rust-kernel-labs")
-}
-
-fn non_empty_env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
 /// Runs every setup step; see the module documentation.
 pub fn ensure(opts: &Options) -> Result<Toolchain> {
     let say = |line: &str| {
@@ -175,7 +158,7 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
     }
 
     // 3. Guest kernel, in the cache, never installed on the host.
-    let cache = cache_root();
+    let cache = ::vm::cache_root();
     let abi_dir = cache.join(&abi);
     let vmlinuz = abi_dir.join("boot").join(format!("vmlinuz-{abi}"));
     let modules_dir = abi_dir.join("lib/modules").join(&abi);

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{bail, Context, Result};
 
 use crate::gradedir::is_build_output;
-use crate::{vm, workspace};
+use crate::workspace;
 
 /// How often the sources are looked at.
 pub const POLL: Duration = Duration::from_millis(500);

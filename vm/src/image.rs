@@ -11,7 +11,7 @@
 //! dependencies (`softdep=`) are not followed.
 //!
 //! The guest finds them as `/lab/image/<file name>` and loads them in that
-//! order before the first step (see [`crate::vm::write_initramfs_with`]).
+//! order before the first step (see [`crate::guest::write_initramfs`]).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -446,7 +446,7 @@ mod tests {
     /// The real image, when `make setup` has cached it.
     #[test]
     fn the_cached_image() {
-        let root = crate::setup::cache_root();
+        let root = crate::cache_root();
         let Ok(abis) = fs::read_dir(&root) else {
             return;
         };

@@ -1,7 +1,8 @@
 //! Programs the checker itself puts into the guest, next to the lab's own:
-//! `failnth` (`vm/failnth.c`), which runs a step's `failslab` sweep. The
-//! source is compiled into the checker, so a submission cannot change it,
-//! and built with the host's `gcc -static` once per version of the source.
+//! for a `failslab` step, `guest/failslab.sh` and the `failnth` program it
+//! runs (`guest/failnth.c`). Both are compiled into the checker, so a
+//! submission cannot change them; `failnth` is built with the host's
+//! `gcc -static` once per version of its source.
 
 use std::collections::hash_map::DefaultHasher;
 use std::fs;
@@ -11,11 +12,43 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+use crate::channel::shell_quote;
+use crate::guest::{Program, Source};
+
 /// The source of `failnth`.
-const FAILNTH_SOURCE: &str = include_str!("../../vm/failnth.c");
+const FAILNTH_SOURCE: &str = include_str!("../guest/failnth.c");
 
 /// The name `failnth` has in the guest: `/lab/failnth`.
 pub const FAILNTH: &str = "failnth";
+
+/// The guest script of a `failslab` step, `/lab/failslab.sh`.
+pub const FAILSLAB_SCRIPT: &str = include_str!("../guest/failslab.sh");
+
+/// The guest command of a `failslab` step: `failslab.sh` loads `module`
+/// from `path` with `params`, once per allocation call of its init from
+/// call `first` on, every `every`-th call, that call failing.
+pub fn failslab_command(first: u32, every: u32, module: &str, path: &str, params: &str) -> String {
+    format!(
+        "sh /lab/failslab.sh {first} {every} {module} {} {}",
+        shell_quote(path),
+        shell_quote(params)
+    )
+}
+
+/// The programs a `failslab` step needs in the guest (`failnth` built first
+/// when this version of its source has not been built yet).
+pub fn failslab_programs() -> Result<Vec<Program>> {
+    Ok(vec![
+        Program {
+            name: FAILNTH.into(),
+            source: Source::Path(failnth()?),
+        },
+        Program {
+            name: "failslab.sh".into(),
+            source: Source::Text(FAILSLAB_SCRIPT),
+        },
+    ])
+}
 
 /// Where the checker's guest tools are built.
 fn tools_dir() -> PathBuf {
@@ -46,7 +79,7 @@ pub fn failnth() -> Result<PathBuf> {
     let _ = fs::remove_file(&source);
     if !out.status.success() {
         bail!(
-            "gcc could not build the guest tool failnth (vm/failnth.c):\n{}",
+            "gcc could not build the guest tool failnth (vm/guest/failnth.c):\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
     }

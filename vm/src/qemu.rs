@@ -1,0 +1,258 @@
+//! QEMU's command line and life cycle (see `vm/README.md`).
+//!
+//! [`run`] makes a temporary folder, writes the initramfs of a [`Guest`]
+//! ([`crate::guest`]), boots its kernel with the console on `ttyS0`
+//! (`console.log`) and the result channel on `ttyS1` (`results.log`, see
+//! [`crate::channel`]), and waits for QEMU to exit, the time limit, or
+//! Ctrl-C. QEMU is killed on every exit path (a guard kills it on drop) and
+//! the temporary folder is removed unless `keep` is set.
+
+use std::fs;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::channel::{self, Transcript};
+use crate::guest::{self, Contents, Guest, KERNEL_CMDLINE};
+
+/// Set by the Ctrl-C handler; the poll loop kills QEMU when it sees it.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Installs the Ctrl-C handler (once per process).
+pub fn install_interrupt_handler() -> Result<()> {
+    ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst))
+        .context("cannot install the Ctrl-C handler")
+}
+
+/// Whether Ctrl-C was pressed.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// The error returned when Ctrl-C stopped a run (exit status 130).
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Events reported while the guest runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// QEMU started.
+    Booting,
+    /// Step `index` (0-based) started in the guest.
+    StepStarted(usize),
+}
+
+/// How the guest run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// QEMU exited by itself (power-off, panic with `-no-reboot`, error).
+    Exited,
+    /// The time limit expired; QEMU was killed.
+    TimedOut,
+}
+
+/// What a guest run produced.
+#[derive(Debug)]
+pub struct GuestRun {
+    /// Kernel console (`ttyS0`), lossily decoded.
+    pub console: String,
+    /// The parsed result channel.
+    pub transcript: Transcript,
+    /// The result channel (`ttyS1`) as received, lossily decoded.
+    pub results_text: String,
+    /// How the run ended.
+    pub ending: Ending,
+    /// QEMU's exit status when it exited by itself.
+    pub qemu_status: Option<ExitStatus>,
+    /// QEMU's own stderr (its error messages).
+    pub qemu_stderr: String,
+    /// Wall time from QEMU start to its end.
+    pub wall: Duration,
+    /// Wall time from QEMU start to the first step's start marker.
+    pub boot_time: Option<Duration>,
+    /// The temporary folder, when kept.
+    pub kept_dir: Option<PathBuf>,
+}
+
+/// Kills and reaps QEMU when dropped, whatever the exit path.
+struct QemuGuard(Child);
+
+impl Drop for QemuGuard {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// QEMU's arguments for `guest`, booted with `initramfs`, the console
+/// written to `console` and the result channel to `results`.
+pub fn qemu_args(guest: &Guest, initramfs: &Path, console: &Path, results: &Path) -> Vec<String> {
+    let mut args: Vec<String> = guest.accel.qemu_args().map(String::from).to_vec();
+    args.extend([
+        "-m".into(),
+        guest.memory_mb.to_string(),
+        "-smp".into(),
+        guest.cpus.to_string(),
+    ]);
+    args.extend(["-nodefaults", "-display", "none", "-no-reboot"].map(String::from));
+    args.extend([
+        "-kernel".into(),
+        guest.kernel.display().to_string(),
+        "-initrd".into(),
+        initramfs.display().to_string(),
+        "-append".into(),
+        format!("{KERNEL_CMDLINE} {}", guest.extra_cmdline)
+            .trim_end()
+            .to_owned(),
+        "-serial".into(),
+        format!("file:{}", console.display()),
+        "-serial".into(),
+        format!("file:{}", results.display()),
+    ]);
+    args.extend(guest.devices.iter().flat_map(|d| d.qemu_args()));
+    args
+}
+
+/// Boots the guest, runs the steps and collects what they reported.
+/// `progress` is called from the poll loop. Returns `Err(Interrupted)` on
+/// Ctrl-C, after killing QEMU and removing the temporary folder.
+pub fn run(guest: &Guest, progress: &mut dyn FnMut(Progress)) -> Result<GuestRun> {
+    let tmp = tempfile::Builder::new().prefix("checker-vm-").tempdir()?;
+    let dir = tmp.path();
+    let token = channel::new_token().context("cannot read /dev/urandom")?;
+    let busybox = guest::read_busybox()?;
+    let contents = Contents::read(guest)?;
+    let initramfs = dir.join("initramfs.cpio");
+    guest::write_initramfs(&initramfs, &busybox, &contents, &guest.steps, &token)?;
+    let console_path = dir.join("console.log");
+    let results_path = dir.join("results.log");
+    let stderr_path = dir.join("qemu.stderr");
+
+    let mut cmd = Command::new("qemu-system-x86_64");
+    cmd.args(qemu_args(guest, &initramfs, &console_path, &results_path))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(&stderr_path)?)
+        // Its own process group: Ctrl-C reaches the checker only, which then
+        // kills QEMU itself.
+        .process_group(0);
+    let started = Instant::now();
+    let mut qemu = QemuGuard(
+        cmd.spawn()
+            .context("cannot start qemu-system-x86_64: install qemu-system-x86 (`make setup`)")?,
+    );
+    progress(Progress::Booting);
+
+    let mut boot_time = None;
+    let mut seen_len = 0u64;
+    let mut reported = 0usize; // steps whose start was reported
+    let (ending, qemu_status) = loop {
+        if let Some(status) = qemu.0.try_wait()? {
+            break (Ending::Exited, Some(status));
+        }
+        if interrupted() {
+            drop(qemu);
+            drop(tmp);
+            return Err(Interrupted.into());
+        }
+        if started.elapsed() >= guest.timeout {
+            let _ = qemu.0.kill();
+            let _ = qemu.0.wait();
+            break (Ending::TimedOut, None);
+        }
+        let len = fs::metadata(&results_path).map(|m| m.len()).unwrap_or(0);
+        if len != seen_len {
+            seen_len = len;
+            let text =
+                String::from_utf8_lossy(&fs::read(&results_path).unwrap_or_default()).into_owned();
+            let t = channel::parse(&token, &text);
+            if boot_time.is_none() && t.last_started().is_some() {
+                boot_time = Some(started.elapsed());
+            }
+            if let Some(last) = t.last_started() {
+                while reported <= last {
+                    progress(Progress::StepStarted(reported));
+                    reported += 1;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let wall = started.elapsed();
+    drop(qemu);
+    let read = |p: &Path| String::from_utf8_lossy(&fs::read(p).unwrap_or_default()).into_owned();
+    let console = read(&console_path);
+    let results_text = read(&results_path);
+    let transcript = channel::parse(&token, &results_text);
+    if boot_time.is_none() && transcript.last_started().is_some() {
+        boot_time = Some(wall);
+    }
+    let qemu_stderr = read(&stderr_path);
+    let kept_dir = if guest.keep { Some(tmp.keep()) } else { None };
+    Ok(GuestRun {
+        console,
+        transcript,
+        results_text,
+        ending,
+        qemu_status,
+        qemu_stderr,
+        wall,
+        boot_time,
+        kept_dir,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accel::Accel;
+    use crate::guest::Device;
+
+    #[test]
+    fn command_line() {
+        let guest = Guest {
+            kernel: "/cache/vmlinux".into(),
+            extra_cmdline: String::new(),
+            modules: Vec::new(),
+            image_modules: Vec::new(),
+            programs: Vec::new(),
+            steps: Vec::new(),
+            cpus: 2,
+            memory_mb: 512,
+            devices: vec![
+                Device::Drive {
+                    id: "nvm".into(),
+                    file: "/tmp/disk.img".into(),
+                    format: "raw".into(),
+                },
+                Device::Qemu("nvme,serial=labs,drive=nvm".into()),
+            ],
+            timeout: Duration::from_secs(60),
+            accel: Accel::Tcg,
+            keep: false,
+        };
+        let args = qemu_args(
+            &guest,
+            Path::new("/t/initramfs.cpio"),
+            Path::new("/t/console.log"),
+            Path::new("/t/results.log"),
+        );
+        expect_test::expect![[r#"
+            -accel tcg -cpu max -m 512 -smp 2 -nodefaults -display none -no-reboot -kernel /cache/vmlinux -initrd /t/initramfs.cpio -append console=ttyS0 loglevel=7 panic=-1 rdinit=/init -serial file:/t/console.log -serial file:/t/results.log -drive file=/tmp/disk.img,if=none,id=nvm,format=raw -device nvme,serial=labs,drive=nvm"#]]
+        .assert_eq(&args.join(" "));
+    }
+}
