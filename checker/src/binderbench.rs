@@ -16,7 +16,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use ::vm::accel::{self, AccelChoice};
@@ -198,32 +197,17 @@ pub fn render(runs: &[(&str, RunResult)], count: u32) -> String {
     out
 }
 
-/// Builds `drivers/binder` with `kdir`'s headers.
-pub fn build(root: &Path, kdir: &Path) -> Result<PathBuf> {
+/// Builds `drivers/binder` for `tc`'s kernel.
+pub fn build(root: &Path, tc: &Toolchain) -> Result<PathBuf> {
     let dir = root.join("drivers").join("binder");
-    let status = Command::new("make")
-        .arg("-C")
-        .arg(&dir)
-        .arg(format!("KDIR={}", kdir.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .context("cannot run make")?;
-    if !status.success() {
-        bail!(
-            "building {} failed: run `make -C {}` to see why",
-            dir.display(),
-            dir.display()
-        );
-    }
+    crate::exec::build_quietly(&dir, tc)?;
     Ok(dir)
 }
 
 /// Builds, boots, measures; writes the table and returns it with the
 /// five latency ratios first.
 pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
-    let dir = build(root, &tc.kdir)?;
+    let dir = build(root, tc)?;
     let image_modules = vm::image::resolve(&tc.modules_dir, &["binder_linux".into()])?
         .into_iter()
         .map(|m| Module {

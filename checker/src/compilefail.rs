@@ -37,10 +37,10 @@ use crate::lab::Lab;
 use crate::setup::Toolchain;
 
 /// The build of a compile-fail case: the lab's own build
-/// ([`crate::run::make_command`], so the same kernel tree and cargo target
+/// ([`crate::exec::make`], so the same kernel tree and cargo target
 /// folder as its modules) with `COMPILE_FAIL` set to the case's path.
 pub fn command(lab: &Lab, tc: &Toolchain, case_path: &Path, solution: bool) -> Command {
-    let mut cmd = crate::run::make_command(lab, tc, solution);
+    let mut cmd = crate::exec::make(&lab.dir, tc, solution);
     cmd.arg(format!("COMPILE_FAIL={}", case_path.display()));
     cmd
 }

@@ -25,7 +25,7 @@ pub fn build(root: &Path, tc: &Toolchain) -> Result<PathBuf> {
     let lab = Lab::load(&root.join("labs/lab-01"))?;
     println!("doc: Kbuild build of lab-01 (records the bindings' flags) ...");
     run(
-        crate::run::make_command(&lab, tc, true).arg("-s"),
+        crate::exec::make(&lab.dir, tc, true).arg("-s"),
         "make -C labs/lab-01 SOLUTION=1",
     )?;
     println!("doc: rustdoc kernel (x86_64-unknown-none) and module-macro ...");

@@ -1,12 +1,15 @@
 //! `checker doctor`: checks the set-up without changing anything, and
-//! says for each problem what is wrong and how to fix it.
+//! says for each problem what is wrong and how to fix it. It finds things
+//! out the way `setup` does ([`crate::probe`], [`crate::setup`]'s package
+//! sets, `vm::accel::cached_probe`).
 //!
 //! Checks: the host tools (QEMU, static busybox, make, gcc, clang); every
 //! Debian package of the set-up's package sets (missing ones fail when a
 //! lab needs them, warn when only the debug kernel does); the
 //! kernel ABI and its headers; the guest kernel in the cache and whether
 //! it is the same release as the headers (else modules will not load);
-//! the Rust toolchain (`rust-src`, the `x86_64-unknown-none` target);
+//! the Rust toolchain (`rust-src`, rustfmt, clippy, the
+//! `x86_64-unknown-none` target);
 //! KVM (present, openable, and what the cached probe found); stale caches
 //! (guest kernels of older ABIs, an unpacked `vmlinux` older than its
 //! `vmlinuz`, old `checker-vm-*` temporary folders).
@@ -18,7 +21,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
 
-use crate::setup;
+use crate::{probe, setup};
 
 /// How one check went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,14 +71,6 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").to_owned()
 }
 
-/// The `UTS_RELEASE` of a Kbuild tree (`include/generated/utsrelease.h`;
-/// Debian's `include/config/kernel.release` holds the upstream version).
-fn headers_release(kdir: &Path) -> Option<String> {
-    let text = fs::read_to_string(kdir.join("include/generated/utsrelease.h")).ok()?;
-    let (_, rest) = text.split_once("UTS_RELEASE \"")?;
-    Some(rest.split('"').next()?.to_owned())
-}
-
 /// Runs every check.
 pub fn checks() -> Vec<Check> {
     use Status::*;
@@ -99,20 +94,20 @@ pub fn checks() -> Vec<Check> {
             )),
         }
     }
-    match fs::read(::vm::guest::BUSYBOX) {
-        Err(_) => v.push(check(
+    match probe::busybox() {
+        probe::Busybox::Missing => v.push(check(
             Fail,
             "busybox",
             "missing",
             "`make setup` (busybox-static)",
         )),
-        Result::Ok(data) if ::vm::guest::has_interpreter(&data) => v.push(check(
+        probe::Busybox::Dynamic => v.push(check(
             Fail,
             "busybox",
             "dynamically linked: the guest has no libc",
             "apt-get install busybox-static",
         )),
-        Result::Ok(_) => v.push(check(Ok, "busybox", "static", "")),
+        probe::Busybox::Static => v.push(check(Ok, "busybox", "static", "")),
     }
 
     // Debian packages: a lab's are needed now, the debug kernel's only by
@@ -156,23 +151,12 @@ pub fn checks() -> Vec<Check> {
     }
 
     // Kernel ABI, headers, guest kernel.
-    let depends = output(Command::new("dpkg-query").args([
-        "-W",
-        "-f=${Depends}",
-        setup::HEADERS_METAPACKAGE,
-    ]));
-    let abi = depends.as_deref().and_then(setup::abi_from_depends);
     let cache = vm::cache_root();
-    match &abi {
-        None => v.push(check(
-            Fail,
-            "kernel ABI",
-            format!("{} is not installed", setup::HEADERS_METAPACKAGE),
-            "`make setup`",
-        )),
-        Some(abi) => {
-            let kdir = PathBuf::from(format!("/usr/src/linux-headers-{abi}"));
-            let release = headers_release(&kdir);
+    match probe::kernel_abi() {
+        Err(e) => v.push(check(Fail, "kernel ABI", format!("{e:#}"), "`make setup`")),
+        Result::Ok(abi) => {
+            let kdir = probe::headers_dir(&abi);
+            let release = probe::headers_release(&kdir);
             match &release {
                 Some(r) => v.push(check(
                     Ok,
@@ -187,10 +171,9 @@ pub fn checks() -> Vec<Check> {
                     &format!("`make setup` (apt-get install linux-headers-{abi})"),
                 )),
             }
-            let abi_dir = cache.join(abi);
-            let vmlinuz = abi_dir.join("boot").join(format!("vmlinuz-{abi}"));
-            let modules = abi_dir.join("lib/modules");
-            let guest_release = fs::read_dir(&modules)
+            let guest = probe::GuestKernel::locate(&cache, &abi);
+            let (abi_dir, vmlinuz) = (&guest.dir, &guest.vmlinuz);
+            let guest_release = fs::read_dir(guest.dir.join("lib/modules"))
                 .ok()
                 .and_then(|d| d.flatten().next())
                 .map(|e| e.file_name().to_string_lossy().into_owned());
@@ -215,9 +198,9 @@ pub fn checks() -> Vec<Check> {
             } else {
                 v.push(check(Ok, "guest kernel", vmlinuz.display().to_string(), ""));
             }
-            let vmlinux = abi_dir.join("vmlinux");
+            let vmlinux = &guest.vmlinux;
             let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-            match (mtime(&vmlinux), mtime(&vmlinuz)) {
+            match (mtime(vmlinux), mtime(vmlinuz)) {
                 (None, Some(_)) => v.push(check(
                     Warn,
                     "unpacked vmlinux",
@@ -235,7 +218,7 @@ pub fn checks() -> Vec<Check> {
             // Guest kernels of other ABIs: left over from an older kernel.
             for e in fs::read_dir(&cache).into_iter().flatten().flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
-                if e.path().is_dir() && name.ends_with("-amd64") && &name != abi {
+                if e.path().is_dir() && name.ends_with("-amd64") && name != abi {
                     v.push(check(
                         Warn,
                         "stale cache",
@@ -249,20 +232,14 @@ pub fn checks() -> Vec<Check> {
 
     // Rust.
     let root = crate::workspace::root().ok();
-    let mut rustc = Command::new("rustc");
-    rustc.args(["--print", "sysroot"]);
-    if let Some(r) = &root {
-        rustc.current_dir(r);
-    }
-    match output(&mut rustc) {
-        None => v.push(check(
+    match probe::rust_sysroot() {
+        Err(e) => v.push(check(
             Fail,
             "rust",
-            "rustc not found",
+            format!("{e:#}"),
             "install rustup (https://rustup.rs), then `make setup`",
         )),
-        Some(sys) => {
-            let sys = PathBuf::from(sys);
+        Result::Ok(sys) => {
             let version = output(
                 Command::new("rustc")
                     .arg("--version")
@@ -270,25 +247,32 @@ pub fn checks() -> Vec<Check> {
             )
             .unwrap_or_default();
             v.push(check(Ok, "rustc", version, ""));
-            if sys.join("lib/rustlib/src/rust/library/core").is_dir() {
-                v.push(check(Ok, "rust-src", "present", ""));
-            } else {
-                v.push(check(
-                    Fail,
-                    "rust-src",
-                    "missing: core cannot be built for the kernel",
-                    "rustup component add rust-src (in the project folder)",
-                ));
+            let (components, target_missing) = probe::rust_missing(&sys);
+            for component in probe::RUST_COMPONENTS {
+                if components.contains(component) {
+                    v.push(check(
+                        Fail,
+                        component,
+                        "missing",
+                        &format!("rustup component add {component} (in the project folder)"),
+                    ));
+                } else {
+                    v.push(check(Ok, component, "present", ""));
+                }
             }
-            if sys.join("lib/rustlib/x86_64-unknown-none").is_dir() {
-                v.push(check(Ok, "target x86_64-unknown-none", "present", ""));
-            } else {
+            let target = format!("target {}", probe::RUST_TARGET);
+            if target_missing {
                 v.push(check(
                     Fail,
-                    "target x86_64-unknown-none",
-                    "missing",
-                    "rustup target add x86_64-unknown-none (in the project folder)",
+                    &target,
+                    "missing: core cannot be built for the kernel",
+                    &format!(
+                        "rustup target add {} (in the project folder)",
+                        probe::RUST_TARGET
+                    ),
                 ));
+            } else {
+                v.push(check(Ok, &target, "present", ""));
             }
         }
     }
@@ -313,19 +297,15 @@ pub fn checks() -> Vec<Check> {
             "add yourself to the kvm group (adduser $USER kvm), log in again",
         ));
     } else {
-        let probe = fs::read_to_string(cache.join("accel-probe")).unwrap_or_default();
-        let boot_id = fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
-        match probe.trim().split_once(' ') {
-            Some((id, "tcg")) if id == boot_id.trim() => v.push(check(
+        match vm::accel::cached_probe(&cache) {
+            Some(vm::accel::Accel::Tcg) => v.push(check(
                 Warn,
                 "kvm",
                 "present but unusable: a KVM guest did not boot (cached probe); guests run under TCG",
                 "nothing to do on machines whose KVM hangs; elsewhere check `dmesg` for kvm errors",
             )),
-            Some((id, "kvm")) if id == boot_id.trim() => {
-                v.push(check(Ok, "kvm", "usable (cached probe)", ""))
-            }
-            _ => v.push(check(
+            Some(vm::accel::Accel::Kvm) => v.push(check(Ok, "kvm", "usable (cached probe)", "")),
+            None => v.push(check(
                 Ok,
                 "kvm",
                 "/dev/kvm opens; the first lab run probes whether guests boot with it",
@@ -385,22 +365,4 @@ pub fn print(checks: &[Check]) -> bool {
 /// `checker doctor`.
 pub fn run() -> Result<bool> {
     Ok(print(&checks()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn release_from_utsrelease_h() {
-        let d = tempfile::tempdir().unwrap();
-        fs::create_dir_all(d.path().join("include/generated")).unwrap();
-        fs::write(
-            d.path().join("include/generated/utsrelease.h"),
-            "#define UTS_RELEASE \"6.1.0-57-amd64\"\n",
-        )
-        .unwrap();
-        assert_eq!(headers_release(d.path()).as_deref(), Some("6.1.0-57-amd64"));
-        assert_eq!(headers_release(&d.path().join("nothing")), None);
-    }
 }

@@ -22,6 +22,8 @@
 //!   panic path.
 //! - [`policy`]: what a student file may hold, checked before the build.
 //! - [`inputs`]: randomised inputs of differential steps (`[random]`).
+//! - [`exec`]: `make` for a module folder, with the run's kernel tree.
+//! - [`probe`]: what the machine has, for [`setup`] and [`doctor`] alike.
 //! - [`skeleton`]: lab skeletons generated from the solutions' TODO markers.
 #![forbid(unsafe_code)]
 
@@ -33,6 +35,7 @@ pub mod docs;
 pub mod doctests;
 pub mod doctor;
 pub mod events;
+pub mod exec;
 pub mod fixtures;
 pub mod grade;
 pub mod gradedir;
@@ -43,6 +46,7 @@ pub mod lab;
 pub mod newdriver;
 pub mod plan;
 pub mod policy;
+pub mod probe;
 pub mod report;
 pub mod run;
 pub mod setup;

@@ -116,6 +116,14 @@ enum Cmd {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
+    /// Print the kernel tree modules are built against (`KDIR`): the
+    /// headers of Debian's current kernel ABI (`module.mk` asks for it).
+    Kdir,
+    /// Build every lab's solution, every sample and every Rust fixture
+    /// with clippy, warnings denied (`make kernel-clippy`).
+    Clippy,
+    /// `make clean` in every lab, sample and Rust fixture (`make clean`).
+    Clean,
     /// Check every lab: its solution must pass and its skeleton must fail;
     /// then every sample (drivers/*/lab.toml) must pass.
     Verify {
@@ -209,8 +217,8 @@ fn real_main(cli: Cli) -> Result<bool> {
         Cmd::Sizes => {
             let root = workspace::root()?;
             let tc = run::ensure_quiet()?;
-            print!("{}", checker::sizes::run(&root, &tc.kdir)?);
-            if let Some(binder) = checker::sizes::binder(&root, &tc.kdir, &tc.modules_dir)? {
+            print!("{}", checker::sizes::run(&root, &tc)?);
+            if let Some(binder) = checker::sizes::binder(&root, &tc)? {
                 print!("\n{binder}");
             }
             Ok(true)
@@ -236,6 +244,19 @@ fn real_main(cli: Cli) -> Result<bool> {
         Cmd::Grade(args) => checker::gradedir::grade_cmd(&args),
         Cmd::Fixtures(args) => checker::fixtures::run_cmd(&args),
         Cmd::Doctor => checker::doctor::run(),
+        Cmd::Kdir => {
+            println!("{}", checker::probe::kdir()?.display());
+            Ok(true)
+        }
+        Cmd::Clippy => {
+            let root = workspace::root()?;
+            checker::exec::clippy(&root, &run::ensure_quiet()?)?;
+            Ok(true)
+        }
+        Cmd::Clean => {
+            checker::exec::clean(&workspace::root()?)?;
+            Ok(true)
+        }
         Cmd::MdbookSolutions { args } => {
             if args.first().map(String::as_str) == Some("supports") {
                 return Ok(true);

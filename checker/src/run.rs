@@ -225,24 +225,6 @@ fn work_dir(root: Option<&Path>, lab: &Lab, solution: bool) -> PathBuf {
     base.join(format!("{}-{variant}", lab.name))
 }
 
-/// `make -C <lab> KDIR=... [RUST_TARGET_DIR=...] [SOLUTION=1]`: the one
-/// way the checker builds a lab, for its modules and for compile-fail
-/// cases alike, against the kernel tree of `tc`.
-pub fn make_command(lab: &Lab, tc: &Toolchain, solution: bool) -> Command {
-    let mut cmd = Command::new("make");
-    cmd.arg("-C")
-        .arg(&lab.dir)
-        .arg(format!("KDIR={}", tc.kdir.display()));
-    // The debug kernel's modules get their own cargo target folder.
-    if let Some(dir) = &tc.rust_target_dir {
-        cmd.arg(format!("RUST_TARGET_DIR={}", dir.display()));
-    }
-    if solution {
-        cmd.arg("SOLUTION=1");
-    }
-    cmd
-}
-
 /// Builds the lab's modules with Kbuild; the log goes to `log`.
 pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<BuildOutcome> {
     if let Some(dir) = log.parent() {
@@ -253,7 +235,7 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
         let _ = fs::remove_file(lab.dir.join(format!("{m}.ko")));
     }
     let file = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
-    let mut cmd = make_command(lab, tc, solution);
+    let mut cmd = crate::exec::make(&lab.dir, tc, solution);
     let started = Instant::now();
     let status = cmd
         .stdin(Stdio::null())

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
+use crate::probe;
 use anyhow::{bail, Context, Result};
 
 /// A group of Debian packages, installed by the first step that needs it.
@@ -134,14 +135,8 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
     ensure_set(&mut apt, &LAB_PACKAGES, &say)?;
 
     // 2. Kernel ABI and headers.
-    let depends = capture(
-        Command::new("dpkg-query").args(["-W", "-f=${Depends}", HEADERS_METAPACKAGE]),
-        "dpkg-query",
-    )?;
-    let abi = abi_from_depends(&depends).with_context(|| {
-        format!("cannot find the kernel ABI in the Depends of {HEADERS_METAPACKAGE}: {depends:?}")
-    })?;
-    let kdir = PathBuf::from(format!("/usr/src/linux-headers-{abi}"));
+    let abi = probe::kernel_abi()?;
+    let kdir = probe::headers_dir(&abi);
     let headers_pkg = format!("linux-headers-{abi}");
     if kdir.join("Makefile").is_file() && missing_packages(&[&headers_pkg])?.is_empty() {
         say(&format!("kernel headers {abi} ... ok (already installed)"));
@@ -159,9 +154,12 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
 
     // 3. Guest kernel, in the cache, never installed on the host.
     let cache = ::vm::cache_root();
-    let abi_dir = cache.join(&abi);
-    let vmlinuz = abi_dir.join("boot").join(format!("vmlinuz-{abi}"));
-    let modules_dir = abi_dir.join("lib/modules").join(&abi);
+    let probe::GuestKernel {
+        dir: abi_dir,
+        vmlinuz,
+        vmlinux,
+        modules_dir,
+    } = probe::GuestKernel::locate(&cache, &abi);
     if vmlinuz.is_file() {
         say(&format!(
             "guest kernel {abi} ... ok (cached in {})",
@@ -187,7 +185,6 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
     }
 
     // 3b. The uncompressed kernel, for a faster boot.
-    let vmlinux = abi_dir.join("vmlinux");
     let boot_kernel = if vmlinux.is_file() {
         say("uncompressed guest kernel ... ok (cached)");
         vmlinux
@@ -570,32 +567,7 @@ fn fetch_guest_kernel(apt: &mut Apt, abi: &str, cache: &Path, abi_dir: &Path) ->
 fn ensure_rust(say: &dyn Fn(&str)) -> Result<()> {
     // Run from the workspace root so rust-toolchain.toml selects the toolchain.
     let root = crate::workspace::root().ok();
-    let sysroot = |root: &Option<PathBuf>| -> Result<PathBuf> {
-        let mut c = Command::new("rustc");
-        c.args(["--print", "sysroot"]);
-        if let Some(r) = root {
-            c.current_dir(r);
-        }
-        Ok(PathBuf::from(
-            capture(&mut c, "rustc --print sysroot")?.trim(),
-        ))
-    };
-    let sys = sysroot(&root)?;
-    let missing = |sys: &Path| {
-        let mut components = Vec::new();
-        if !sys.join("lib/rustlib/src").is_dir() {
-            components.push("rust-src");
-        }
-        if !sys.join("bin/rustfmt").is_file() {
-            components.push("rustfmt");
-        }
-        if !sys.join("bin/cargo-clippy").is_file() {
-            components.push("clippy");
-        }
-        let target = !sys.join("lib/rustlib/x86_64-unknown-none").is_dir();
-        (components, target)
-    };
-    let (components, target) = missing(&sys);
+    let (components, target) = probe::rust_missing(&probe::rust_sysroot()?);
     if components.is_empty() && !target {
         say("rust components ... ok (rust-src rustfmt clippy x86_64-unknown-none present)");
         return Ok(());
@@ -630,7 +602,7 @@ fn ensure_rust(say: &dyn Fn(&str)) -> Result<()> {
             "make setup",
         )?;
     }
-    let (components, target) = missing(&sysroot(&root)?);
+    let (components, target) = probe::rust_missing(&probe::rust_sysroot()?);
     if !components.is_empty() || target {
         bail!("rustup reported success but the toolchain still lacks components\nretry with `make setup`");
     }
@@ -711,11 +683,6 @@ fn run(cmd: &mut Command, what: &str, retry: &str) -> Result<Output> {
         );
     }
     Ok(out)
-}
-
-fn capture(cmd: &mut Command, what: &str) -> Result<String> {
-    let out = run(cmd, what, "make setup")?;
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// The last `n` lines of `text`.

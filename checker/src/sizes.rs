@@ -14,9 +14,11 @@
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use anyhow::{bail, Context, Result};
+
+use crate::setup::Toolchain;
 
 /// The files measured, in the RFC's order, relative to `drivers/semaphore`.
 pub const FILES: [&str; 4] = [
@@ -97,26 +99,11 @@ pub fn render(rows: &[(&str, Sizes)]) -> String {
     out
 }
 
-/// Builds the two modules with `kdir`'s headers, measures them, prints the
+/// Builds the two modules for `tc`'s kernel, measures them, prints the
 /// table and writes it to `book/src/generated/sizes.md` under `root`.
-pub fn run(root: &Path, kdir: &Path) -> Result<String> {
+pub fn run(root: &Path, tc: &Toolchain) -> Result<String> {
     let dir = root.join("drivers").join("semaphore");
-    let status = Command::new("make")
-        .arg("-C")
-        .arg(&dir)
-        .arg(format!("KDIR={}", kdir.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .context("cannot run make")?;
-    if !status.success() {
-        bail!(
-            "building {} failed: run `make -C {}` to see why",
-            dir.display(),
-            dir.display()
-        );
-    }
+    crate::exec::build_quietly(&dir, tc)?;
     let mut rows = Vec::new();
     for name in FILES {
         let out = Command::new("size")
@@ -188,15 +175,18 @@ pub fn render_binder(rust: &Sizes, c: &Sizes, c_name: &str) -> String {
 /// When the Rust Binder driver is in the tree (`drivers/binder/Kbuild`):
 /// builds it, measures it against the guest kernel's `binder_linux.ko`
 /// (under `modules_dir`), and writes `book/src/generated/binder-sizes.md`.
-pub fn binder(root: &Path, kdir: &Path, modules_dir: &Path) -> Result<Option<String>> {
+pub fn binder(root: &Path, tc: &Toolchain) -> Result<Option<String>> {
     if !root.join("drivers/binder/Kbuild").is_file() {
         return Ok(None);
     }
-    let dir = crate::binderbench::build(root, kdir)?;
+    let dir = crate::binderbench::build(root, tc)?;
     let rust = measure(&dir.join("rust_binder.ko"))?;
-    let c_path = modules_dir.join("kernel/drivers/android/binder_linux.ko");
+    let c_path = tc
+        .modules_dir
+        .join("kernel/drivers/android/binder_linux.ko");
     let c = measure(&c_path)?;
-    let abi = modules_dir
+    let abi = tc
+        .modules_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();

@@ -68,6 +68,31 @@ impl fmt::Display for Accel {
     }
 }
 
+/// The file in the cache folder that holds the probe's verdict,
+/// `<boot id> <kvm|tcg>`.
+const PROBE_FILE: &str = "accel-probe";
+
+/// This host boot's id (`/proc/sys/kernel/random/boot_id`).
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+}
+
+/// The verdict of a KVM probe made since the host booted, if any (`checker
+/// doctor` reports it).
+pub fn cached_probe(cache: &Path) -> Option<Accel> {
+    let text = std::fs::read_to_string(cache.join(PROBE_FILE)).ok()?;
+    let (id, verdict) = text.trim().split_once(' ')?;
+    let boot = boot_id();
+    (id == boot && !boot.is_empty()).then_some(if verdict == "kvm" {
+        Accel::Kvm
+    } else {
+        Accel::Tcg
+    })
+}
+
 /// Picks the accelerator; the string says why.
 pub fn choose(choice: AccelChoice, vmlinuz: &Path, cache: &Path) -> (Accel, String) {
     match choice {
@@ -85,32 +110,18 @@ fn auto(vmlinuz: &Path, cache: &Path) -> (Accel, String) {
     {
         return (Accel::Tcg, format!("/dev/kvm is not usable: {e}"));
     }
-    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .unwrap_or_default()
-        .trim()
-        .to_owned();
-    let verdict_file = cache.join("accel-probe");
-    if let Ok(text) = std::fs::read_to_string(&verdict_file) {
-        if let Some((id, verdict)) = text.trim().split_once(' ') {
-            if id == boot_id && !boot_id.is_empty() {
-                let accel = if verdict == "kvm" {
-                    Accel::Kvm
-                } else {
-                    Accel::Tcg
-                };
-                let why = match accel {
-                    Accel::Kvm => "a KVM guest booted (probe cached for this host boot)",
-                    Accel::Tcg => "a KVM guest did not boot (probe cached for this host boot)",
-                };
-                return (accel, why.into());
-            }
-        }
+    if let Some(accel) = cached_probe(cache) {
+        let why = match accel {
+            Accel::Kvm => "a KVM guest booted (probe cached for this host boot)",
+            Accel::Tcg => "a KVM guest did not boot (probe cached for this host boot)",
+        };
+        return (accel, why.into());
     }
     let started = Instant::now();
     let works = probe_kvm(vmlinuz).unwrap_or(false);
     let accel = if works { Accel::Kvm } else { Accel::Tcg };
     let _ = std::fs::create_dir_all(cache);
-    let _ = std::fs::write(&verdict_file, format!("{boot_id} {accel}\n"));
+    let _ = std::fs::write(cache.join(PROBE_FILE), format!("{} {accel}\n", boot_id()));
     let why = format!(
         "{} ({:.1} s probe, cached until the host reboots)",
         if works {

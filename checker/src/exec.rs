@@ -1,0 +1,166 @@
+//! `make` for a module folder: the one way the checker calls Kbuild, with
+//! the kernel tree (`KDIR`) and the cargo target folder (`RUST_TARGET_DIR`)
+//! of a [`Toolchain`]. Lab builds, compile-fail steps, clippy, the API
+//! reference and the size table all build through [`make`], so with
+//! `--kernel debug` every one of them builds against the debug tree.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context, Result};
+
+use crate::lab;
+use crate::setup::Toolchain;
+
+/// `make -C <dir> KDIR=<tree> [RUST_TARGET_DIR=<dir>] [SOLUTION=1]` for
+/// `tc`: the module folder's exercise, or with `solution` its reference
+/// solution.
+pub fn make(dir: &Path, tc: &Toolchain, solution: bool) -> Command {
+    make_in(dir, &tc.kdir, tc.rust_target_dir.as_deref(), solution)
+}
+
+/// [`make`] with the tree and target folder given one by one.
+pub fn make_in(dir: &Path, kdir: &Path, rust_target_dir: Option<&Path>, solution: bool) -> Command {
+    let mut cmd = Command::new("make");
+    cmd.arg("-C")
+        .arg(dir)
+        .arg(format!("KDIR={}", kdir.display()));
+    // The debug kernel's modules get their own cargo target folder.
+    if let Some(target) = rust_target_dir {
+        cmd.arg(format!("RUST_TARGET_DIR={}", target.display()));
+    }
+    if solution {
+        cmd.arg("SOLUTION=1");
+    }
+    cmd
+}
+
+/// Builds the module in `dir` for `tc`'s kernel, output discarded; an
+/// error says how to see why it failed.
+pub fn build_quietly(dir: &Path, tc: &Toolchain) -> Result<()> {
+    let status = make(dir, tc, false)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .context("cannot run make")?;
+    if !status.success() {
+        bail!(
+            "building {} failed: run `make -C {}` to see why",
+            dir.display(),
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// Every Kbuild folder of the workbook, and whether its reference
+/// solution is the one to build: each lab (its solution), each sample
+/// driver, each Rust fixture (`make kernel-clippy`, `make clean`).
+pub fn module_folders(root: &Path) -> Result<Vec<(PathBuf, bool)>> {
+    let mut v: Vec<(PathBuf, bool)> = lab::all_labs(root)?
+        .into_iter()
+        .map(|d| (d, true))
+        .collect();
+    v.extend(lab::all_samples(root)?.into_iter().map(|d| (d, false)));
+    v.extend(
+        crate::fixtures::all_fixtures(root)?
+            .into_iter()
+            .filter(|d| d.join("Cargo.toml").is_file())
+            .map(|d| (d, false)),
+    );
+    Ok(v)
+}
+
+/// `checker clippy`: builds every folder of [`module_folders`] with
+/// clippy, warnings denied (`CLIPPY=1`); stops at the first that fails.
+pub fn clippy(root: &Path, tc: &Toolchain) -> Result<()> {
+    for (dir, solution) in module_folders(root)? {
+        let shown = dir.strip_prefix(root).unwrap_or(&dir).display().to_string();
+        println!(
+            "clippy: {shown}{}",
+            if solution { " (solution)" } else { "" }
+        );
+        let status = make(&dir, tc, solution)
+            .args(["--no-print-directory", "-s", "CLIPPY=1"])
+            .stdin(Stdio::null())
+            .status()
+            .context("cannot run make")?;
+        if !status.success() {
+            bail!("clippy: {shown} failed");
+        }
+    }
+    Ok(())
+}
+
+/// `checker clean`: `make clean` in every folder of [`module_folders`],
+/// against Debian's headers (what `make clean` needs of the tree is the
+/// same for both kernels).
+pub fn clean(root: &Path) -> Result<()> {
+    let kdir = crate::probe::kdir()?;
+    for (dir, _) in module_folders(root)? {
+        let status = make_in(&dir, &kdir, None, false)
+            .args(["--no-print-directory", "-s", "clean"])
+            .stdin(Stdio::null())
+            .status()
+            .context("cannot run make")?;
+        if !status.success() {
+            bail!("make clean failed in {}", dir.display());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn make_passes_the_tree_and_target_folder() {
+        let args = |c: &Command| -> Vec<String> {
+            c.get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        let debug = make_in(
+            Path::new("labs/lab-04"),
+            Path::new("/cache/debug/src"),
+            Some(Path::new("target/kernel-debug")),
+            true,
+        );
+        assert_eq!(
+            args(&debug),
+            [
+                "-C",
+                "labs/lab-04",
+                "KDIR=/cache/debug/src",
+                "RUST_TARGET_DIR=target/kernel-debug",
+                "SOLUTION=1"
+            ]
+        );
+        let debian = make_in(Path::new("d"), Path::new("/usr/src/h"), None, false);
+        assert_eq!(args(&debian), ["-C", "d", "KDIR=/usr/src/h"]);
+    }
+
+    #[test]
+    fn every_module_folder() {
+        let root = crate::workspace::root().unwrap();
+        let folders: Vec<String> = module_folders(&root)
+            .unwrap()
+            .iter()
+            .map(|(d, s)| format!("{} {s}", d.strip_prefix(&root).unwrap().display()))
+            .collect();
+        for want in [
+            "labs/lab-01 true",
+            "drivers/chardev false",
+            "checker/fixtures/rust-use-after-free false",
+        ] {
+            assert!(folders.iter().any(|f| f == want), "{want} in {folders:?}");
+        }
+        // C fixtures have no clippy to run; the template is no driver yet.
+        assert!(!folders
+            .iter()
+            .any(|f| f.starts_with("checker/fixtures/oops-init")));
+        assert!(!folders.iter().any(|f| f.starts_with("drivers/template")));
+    }
+}

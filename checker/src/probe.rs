@@ -1,0 +1,185 @@
+//! What the machine has, found one way for both `setup` (which then
+//! installs what is missing) and `doctor` (which reports it): the kernel
+//! ABI and its headers (the `KDIR` every build uses, which `module.mk`
+//! asks for with `checker kdir`), the guest kernel in the cache, the Rust
+//! toolchain's components, the static busybox and the accelerator probe's
+//! verdict.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result};
+
+use crate::setup::{abi_from_depends, HEADERS_METAPACKAGE};
+
+/// The kernel ABI the installed headers metapackage points at.
+pub fn kernel_abi() -> Result<String> {
+    let out = Command::new("dpkg-query")
+        .args(["-W", "-f=${Depends}", HEADERS_METAPACKAGE])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .context("cannot run dpkg-query (is this a Debian system?)")?;
+    let depends = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        anyhow::bail!("{HEADERS_METAPACKAGE} is not installed");
+    }
+    abi_from_depends(&depends).with_context(|| {
+        format!("cannot find the kernel ABI in the Depends of {HEADERS_METAPACKAGE}: {depends:?}")
+    })
+}
+
+/// The Kbuild tree of Debian's headers for `abi`.
+pub fn headers_dir(abi: &str) -> PathBuf {
+    PathBuf::from(format!("/usr/src/linux-headers-{abi}"))
+}
+
+/// The `KDIR` of a build against Debian's kernel: the headers of the
+/// current ABI (`checker kdir`, for `module.mk`).
+pub fn kdir() -> Result<PathBuf> {
+    Ok(headers_dir(&kernel_abi()?))
+}
+
+/// The `UTS_RELEASE` of a Kbuild tree (`include/generated/utsrelease.h`;
+/// Debian's `include/config/kernel.release` holds the upstream version).
+pub fn headers_release(kdir: &Path) -> Option<String> {
+    let text = fs::read_to_string(kdir.join("include/generated/utsrelease.h")).ok()?;
+    let (_, rest) = text.split_once("UTS_RELEASE \"")?;
+    Some(rest.split('"').next()?.to_owned())
+}
+
+/// Where the guest kernel of one ABI lives in the cache.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuestKernel {
+    /// `<cache>/<abi>`: the unpacked `linux-image-<abi>-unsigned`.
+    pub dir: PathBuf,
+    /// `<dir>/boot/vmlinuz-<abi>`.
+    pub vmlinuz: PathBuf,
+    /// `<dir>/vmlinux`, the ELF kernel unpacked from `vmlinuz`.
+    pub vmlinux: PathBuf,
+    /// `<dir>/lib/modules/<abi>`.
+    pub modules_dir: PathBuf,
+}
+
+impl GuestKernel {
+    /// The paths for `abi` under `cache`.
+    pub fn locate(cache: &Path, abi: &str) -> GuestKernel {
+        let dir = cache.join(abi);
+        GuestKernel {
+            vmlinuz: dir.join("boot").join(format!("vmlinuz-{abi}")),
+            vmlinux: dir.join("vmlinux"),
+            modules_dir: dir.join("lib/modules").join(abi),
+            dir,
+        }
+    }
+}
+
+/// The sysroot of the toolchain `rust-toolchain.toml` selects (run from the
+/// workspace root when there is one).
+pub fn rust_sysroot() -> Result<PathBuf> {
+    let mut c = Command::new("rustc");
+    c.args(["--print", "sysroot"]).stdin(Stdio::null());
+    if let Ok(root) = crate::workspace::root() {
+        c.current_dir(root);
+    }
+    let out = c.output().context("cannot run rustc --print sysroot")?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "rustc --print sysroot failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+/// The kernel's Rust target.
+pub const RUST_TARGET: &str = "x86_64-unknown-none";
+
+/// The rustup components the labs need: `core`'s source (built for the
+/// kernel), rustfmt and clippy.
+pub const RUST_COMPONENTS: &[&str] = &["rust-src", "rustfmt", "clippy"];
+
+/// What a Rust sysroot lacks: the [`RUST_COMPONENTS`] it has not, and
+/// whether the kernel's target ([`RUST_TARGET`]) is missing.
+pub fn rust_missing(sysroot: &Path) -> (Vec<&'static str>, bool) {
+    let present = |component: &str| match component {
+        "rust-src" => sysroot.join("lib/rustlib/src/rust/library/core").is_dir(),
+        "rustfmt" => sysroot.join("bin/rustfmt").is_file(),
+        _ => sysroot.join("bin/cargo-clippy").is_file(),
+    };
+    let components = RUST_COMPONENTS
+        .iter()
+        .copied()
+        .filter(|c| !present(c))
+        .collect();
+    let target = !sysroot.join("lib/rustlib").join(RUST_TARGET).is_dir();
+    (components, target)
+}
+
+/// How the static busybox the initramfs needs is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Busybox {
+    /// Static: it runs in the guest.
+    Static,
+    /// Dynamically linked: the guest has no libc.
+    Dynamic,
+    /// Not there.
+    Missing,
+}
+
+/// The state of [`vm::guest::BUSYBOX`].
+pub fn busybox() -> Busybox {
+    match fs::read(::vm::guest::BUSYBOX) {
+        Err(_) => Busybox::Missing,
+        Ok(data) if ::vm::guest::has_interpreter(&data) => Busybox::Dynamic,
+        Ok(_) => Busybox::Static,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_from_utsrelease_h() {
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir_all(d.path().join("include/generated")).unwrap();
+        fs::write(
+            d.path().join("include/generated/utsrelease.h"),
+            "#define UTS_RELEASE \"6.1.0-57-amd64\"\n",
+        )
+        .unwrap();
+        assert_eq!(headers_release(d.path()).as_deref(), Some("6.1.0-57-amd64"));
+        assert_eq!(headers_release(&d.path().join("nothing")), None);
+    }
+
+    #[test]
+    fn what_a_sysroot_lacks() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(
+            rust_missing(d.path()),
+            (vec!["rust-src", "rustfmt", "clippy"], true)
+        );
+        fs::create_dir_all(d.path().join("lib/rustlib/src/rust/library/core")).unwrap();
+        fs::create_dir_all(d.path().join("lib/rustlib").join(RUST_TARGET)).unwrap();
+        fs::create_dir_all(d.path().join("bin")).unwrap();
+        fs::write(d.path().join("bin/rustfmt"), "").unwrap();
+        assert_eq!(rust_missing(d.path()), (vec!["clippy"], false));
+    }
+
+    #[test]
+    fn guest_kernel_paths() {
+        let g = GuestKernel::locate(Path::new("/c"), "6.1.0-57-amd64");
+        assert_eq!(g.dir, Path::new("/c/6.1.0-57-amd64"));
+        assert_eq!(
+            g.vmlinuz,
+            Path::new("/c/6.1.0-57-amd64/boot/vmlinuz-6.1.0-57-amd64")
+        );
+        assert_eq!(g.vmlinux, Path::new("/c/6.1.0-57-amd64/vmlinux"));
+        assert_eq!(
+            g.modules_dir,
+            Path::new("/c/6.1.0-57-amd64/lib/modules/6.1.0-57-amd64")
+        );
+    }
+}
