@@ -136,6 +136,32 @@ fn main() {
         .allowlist_function("wait_for_completion_interruptible")
         .allowlist_function("try_wait_for_completion")
         .allowlist_function("completion_done")
+        // Memory maps, pages and file descriptors (src/mm.rs, page.rs, fd.rs).
+        .opaque_type("vm_area_struct")
+        .opaque_type("page")
+        .allowlist_type("vm_area_struct")
+        .allowlist_function("vm_insert_page")
+        .allowlist_function("__free_pages")
+        .allowlist_function("fget")
+        .allowlist_function("fput")
+        .allowlist_function("get_unused_fd_flags")
+        .allowlist_function("put_unused_fd")
+        .allowlist_function("fd_install")
+        // The Binder uapi (src/uapi.rs): the structs, whose sizes make the
+        // ioctl and command numbers, and the enum constants of binder.h.
+        .allowlist_type("binder_write_read")
+        .allowlist_type("binder_version")
+        .allowlist_type("binder_node_info_for_ref")
+        .allowlist_type("binder_transaction_data")
+        .allowlist_type("flat_binder_object")
+        .allowlist_type("binder_fd_object")
+        .allowlist_type("binder_driver_return_protocol")
+        .allowlist_type("binder_driver_command_protocol")
+        .allowlist_var("BINDER_CURRENT_PROTOCOL_VERSION")
+        .allowlist_var("BINDER_TYPE_.*")
+        .allowlist_var("FLAT_BINDER_FLAG_.*")
+        .allowlist_type("transaction_flags")
+        .allowlist_var("B[RC]_.*")
         .generate()
         .unwrap_or_else(|e| {
             eprintln!("error: bindgen failed on src/bindings_helper.h: {e}");

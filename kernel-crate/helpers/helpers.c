@@ -17,6 +17,11 @@
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
 
+#include <linux/cred.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+
 #include "helpers.h"
 
 void rust_helper_BUG(void)
@@ -130,4 +135,55 @@ void rust_helper_cdev_set_owner(struct cdev *cdev, struct module *owner)
 void rust_helper_init_completion(struct completion *x)
 {
 	init_completion(x);
+}
+
+unsigned long rust_helper_vma_start(struct vm_area_struct *vma)
+{
+	return vma->vm_start;
+}
+
+unsigned long rust_helper_vma_end(struct vm_area_struct *vma)
+{
+	return vma->vm_end;
+}
+
+unsigned long rust_helper_vma_flags(struct vm_area_struct *vma)
+{
+	return vma->vm_flags;
+}
+
+/* 6.1 has no vm_flags_set(): an mmap handler writes vm_flags directly. */
+void rust_helper_vma_set_flags(struct vm_area_struct *vma, unsigned long flags)
+{
+	vma->vm_flags = flags;
+}
+
+struct page *rust_helper_alloc_page(gfp_t gfp)
+{
+	return alloc_page(gfp);
+}
+
+void *rust_helper_kmap_local_page(struct page *page)
+{
+	return kmap_local_page(page);
+}
+
+void rust_helper_kunmap_local(const void *addr)
+{
+	kunmap_local(addr);
+}
+
+unsigned int rust_helper_file_euid(struct file *file)
+{
+	return from_kuid(current_user_ns(), file->f_cred->euid);
+}
+
+int rust_helper_current_tgid(void)
+{
+	return task_tgid_vnr(current);
+}
+
+int rust_helper_current_pid(void)
+{
+	return task_pid_vnr(current);
 }

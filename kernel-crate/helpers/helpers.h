@@ -53,4 +53,18 @@ void rust_helper_cdev_set_owner(struct cdev *cdev, struct module *owner);
 
 void rust_helper_init_completion(struct completion *x);
 
+/* Memory maps, pages, credentials, fds (mm.rs, page.rs, cred.rs, fd.rs). */
+#include <linux/mm_types.h>
+
+unsigned long rust_helper_vma_start(struct vm_area_struct *vma);
+unsigned long rust_helper_vma_end(struct vm_area_struct *vma);
+unsigned long rust_helper_vma_flags(struct vm_area_struct *vma);
+void rust_helper_vma_set_flags(struct vm_area_struct *vma, unsigned long flags);
+struct page *rust_helper_alloc_page(gfp_t gfp);
+void *rust_helper_kmap_local_page(struct page *page);
+void rust_helper_kunmap_local(const void *addr);
+unsigned int rust_helper_file_euid(struct file *file);
+int rust_helper_current_tgid(void);
+int rust_helper_current_pid(void);
+
 #endif

@@ -21,6 +21,12 @@
 #include <linux/moduleparam.h>
 #include <linux/printk.h>
 #include <linux/slab.h>
+#include <linux/cred.h>
+#include <linux/file.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/security.h>
+#include <uapi/linux/android/binder.h>
 
 #include "../helpers/helpers.h"
 
@@ -57,3 +63,10 @@ const __poll_t RUST_CONST_HELPER_EPOLLOUT = EPOLLOUT;
 const __poll_t RUST_CONST_HELPER_EPOLLERR = EPOLLERR;
 const __poll_t RUST_CONST_HELPER_EPOLLRDNORM = EPOLLRDNORM;
 const __poll_t RUST_CONST_HELPER_EPOLLWRNORM = EPOLLWRNORM;
+
+/* Memory maps, pages and file descriptors (mm.rs, page.rs, fd.rs). */
+const unsigned long RUST_CONST_HELPER_VM_WRITE = VM_WRITE;
+const unsigned long RUST_CONST_HELPER_VM_MAYWRITE = VM_MAYWRITE;
+const unsigned long RUST_CONST_HELPER_VM_DONTCOPY = VM_DONTCOPY;
+const unsigned long RUST_CONST_HELPER_VM_MIXEDMAP = VM_MIXEDMAP;
+const int RUST_CONST_HELPER_O_CLOEXEC = O_CLOEXEC;

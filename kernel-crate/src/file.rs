@@ -26,10 +26,11 @@ use core::marker::PhantomData;
 use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
 use crate::error::{
-    code::{EINVAL, ENOTTY, ENXIO, EOVERFLOW, ESPIPE},
+    code::{EINVAL, ENODEV, ENOTTY, ENXIO, EOVERFLOW, ESPIPE},
     from_result, Result,
 };
 use crate::init::Opaque;
+use crate::mm::Vma;
 use crate::module::OWNER;
 use crate::sync::CondVar;
 use crate::user::{UserSlice, UserSliceReader, UserSliceWriter};
@@ -50,7 +51,7 @@ impl File {
         unsafe { &*ptr.cast::<File>() }
     }
 
-    fn as_raw(&self) -> *mut bindings::file {
+    pub(crate) fn as_raw(&self) -> *mut bindings::file {
         self.0.as_raw()
     }
 
@@ -298,6 +299,11 @@ pub trait FileOperations: Sized + Send + Sync {
     fn poll(&self, _file: &File, _table: &PollTable<'_>) -> Result<u32> {
         Ok(POLLIN | POLLOUT)
     }
+
+    /// `mmap(2)`: sets up `vma` (flags, pages). Without it, `ENODEV`.
+    fn mmap(&self, _file: &File, _vma: &mut Vma) -> Result {
+        Err(ENODEV)
+    }
 }
 // ANCHOR_END: file_operations
 
@@ -356,6 +362,7 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
                 None
             },
             poll: if T::HAS_POLL { Some(Self::poll) } else { None },
+            mmap: if T::HAS_MMAP { Some(Self::mmap) } else { None },
             // SAFETY: all-zero is a valid `file_operations`: every other
             // field is a nullable pointer or an optional function pointer.
             ..unsafe { core::mem::zeroed() }
@@ -537,6 +544,18 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         state
             .poll(f, &table)
             .unwrap_or(bindings::RUST_CONST_HELPER_EPOLLERR)
+    }
+
+    unsafe extern "C" fn mmap(
+        file: *mut bindings::file,
+        vma: *mut bindings::vm_area_struct,
+    ) -> c_int {
+        // SAFETY: as in `read`.
+        let (state, f) = unsafe { (Self::state(file), File::from_raw(file)) };
+        // SAFETY: `mmap_region` calls us with the area it is setting up
+        // and the `mmap_lock` held for writing, for the whole callback.
+        let vma = unsafe { Vma::from_raw(vma) };
+        from_result(|| state.mmap(f, vma).map(|()| 0))
     }
 }
 // ANCHOR_END: vtable

@@ -17,18 +17,23 @@
 pub mod alloc;
 pub mod bindings;
 pub mod chrdev;
+pub mod cred;
 pub mod error;
+pub mod fd;
 pub mod file;
 pub mod init;
 pub mod ioctl;
 pub mod miscdev;
+pub mod mm;
 pub mod module;
 pub mod module_param;
+pub mod page;
 pub mod prelude;
 pub mod print;
 pub mod registration;
 pub mod sync;
 pub mod task;
+pub mod uapi;
 pub mod user;
 
 mod panic;

@@ -102,6 +102,31 @@ impl<T> KVec<T> {
     }
 }
 
+impl<T> KVec<T> {
+    /// Inserts `value` at `index`, moving the later values up by one;
+    /// `index` may be `len()`. On an allocation failure nothing changes.
+    ///
+    /// # Panics
+    ///
+    /// If `index > len()`, as `Vec::insert` does.
+    pub fn insert(&mut self, index: usize, value: T, flags: Flags) -> Result<(), AllocError> {
+        assert!(index <= self.len(), "KVec::insert: index out of bounds");
+        self.push(value, flags)?;
+        self.as_mut_slice()[index..].rotate_right(1);
+        Ok(())
+    }
+
+    /// Removes and returns the value at `index`, moving the later values
+    /// down by one; `None` (and no change) if there is no such value.
+    pub fn remove(&mut self, index: usize) -> Option<T> {
+        if index >= self.len() {
+            return None;
+        }
+        self.as_mut_slice()[index..].rotate_left(1);
+        self.pop()
+    }
+}
+
 impl<T: Clone> KVec<T> {
     /// Appends clones of `values`, with at most one reallocation. On an
     /// allocation failure nothing is appended.

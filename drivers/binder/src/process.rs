@@ -1,0 +1,1182 @@
+//! Processes, threads, nodes, references and transactions.
+//!
+//! Locking: each process has one mutex over all of its state (its
+//! threads, work lists, nodes, references and buffers) and one condition
+//! variable that every change to its work notifies. A node's counts live
+//! in its owner's state. No code holds two process locks at once: an
+//! operation that touches two processes (a transaction, a reference to
+//! another process's node) takes one lock, then the other. The context
+//! manager's lock may be held while a process lock is taken, never the
+//! other way round. A transaction's own mutex is taken last and held
+//! briefly.
+
+use kernel::cred::{current_pid, current_tgid};
+use kernel::fd::{FdReservation, FileRef};
+use kernel::file::{File, IoctlCommand, PollTable, POLLIN};
+use kernel::mm::{flags as vm, Vma};
+use kernel::page::PAGE_SIZE;
+use kernel::prelude::*;
+use kernel::sync::{Arc, CondVar, Mutex};
+use kernel::uapi::binder as uapi;
+use kernel::uapi::binder::{cmd::*, obj, tf};
+use kernel::user::UserSlice;
+use kernel::{new_condvar, new_mutex, pin_init};
+
+use crate::alloc::Allocator;
+use crate::defs::*;
+
+const LOOPER_REGISTERED: u32 = 0x01;
+const LOOPER_ENTERED: u32 = 0x02;
+const LOOPER_EXITED: u32 = 0x04;
+const LOOPER_INVALID: u32 = 0x08;
+const LOOPER_WAITING: u32 = 0x10;
+const LOOPER_POLL: u32 = 0x20;
+
+/// The largest mapping: more is accepted and the rest left unused.
+const MAX_MAP: usize = 4 << 20;
+
+/// The context: who the manager is (handle 0 in every process).
+pub(crate) struct Context {
+    pub(crate) manager: Mutex<Manager>,
+}
+
+/// The context manager's node, and the euid that first became manager.
+#[derive(Default)]
+pub(crate) struct Manager {
+    node: Option<Arc<Node>>,
+    uid: Option<u32>,
+}
+
+// ANCHOR: node
+/// A node: an object that lives in its owner process, to which other
+/// processes hold references. Its counts are in the owner's state
+/// ([`NodeState`]).
+pub(crate) struct Node {
+    id: u64,
+    owner: Arc<Process>,
+    ptr: u64,
+    cookie: u64,
+    accept_fds: bool,
+}
+
+/// A node's counts and work, in its owner's lock.
+struct NodeState {
+    node: Arc<Node>,
+    internal_strong: u32,
+    local_strong: u32,
+    local_weak: u32,
+    /// The processes that hold a reference, once per reference.
+    holders: KVec<Arc<Process>>,
+    has_strong: bool,
+    has_weak: bool,
+    pending_strong: bool,
+    pending_weak: bool,
+    /// The node's `Work::Node` is in a work list.
+    queued: bool,
+    is_manager: bool,
+    /// A one-way transaction to it is being handled; later ones wait here.
+    has_async: bool,
+    async_todo: KVec<Arc<Transaction>>,
+}
+
+/// A reference from a process to a node, by handle.
+struct Ref {
+    handle: u32,
+    node: Arc<Node>,
+    strong: u32,
+    weak: u32,
+    /// The id of the death notification registered on it.
+    death: Option<u64>,
+}
+// ANCHOR_END: node
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DeathKind {
+    Dead,
+    DeadAndClear,
+    Clear,
+}
+
+/// A death notification, in the state of the process that asked for it.
+struct Death {
+    id: u64,
+    cookie: u64,
+    kind: DeathKind,
+    /// In a work list, or in the delivered list.
+    queued: bool,
+    delivered: bool,
+    /// The reference still points at it.
+    attached: bool,
+}
+
+/// An item of work for a thread to return from a read.
+enum Work {
+    Transaction(Arc<Transaction>),
+    Complete,
+    /// `BR_DEAD_REPLY`, `BR_FAILED_REPLY` and friends; `return_error`
+    /// says whether it stops the thread's writes until read.
+    Error {
+        cmd: u32,
+        return_error: bool,
+    },
+    Node(Arc<Node>),
+    Death(u64),
+}
+
+/// A thread of a process, known by the pid of the task.
+struct Thread {
+    id: u64,
+    pid: i32,
+    looper: u32,
+    need_return: bool,
+    todo: KVec<Work>,
+    /// A return error is queued: writes stop until it is read.
+    return_error: bool,
+    /// Work that wakes the thread is queued (C's `process_todo`): work
+    /// queued "deferred" (a call's completion, a node's news) waits in
+    /// the list until something else wakes the thread.
+    process_todo: bool,
+    stack: Option<Arc<Transaction>>,
+}
+
+// ANCHOR: transaction
+/// A transaction or a reply, from its sending thread to its target.
+pub(crate) struct Transaction {
+    to_proc: Arc<Process>,
+    target_node: Option<Arc<Node>>,
+    from_parent: Option<Arc<Transaction>>,
+    code: u32,
+    flags: u32,
+    sender_euid: u32,
+    inner: Mutex<TransactionInner>,
+}
+
+struct TransactionInner {
+    /// The sending thread of a synchronous call, until it exits.
+    from: Option<(Arc<Process>, u64)>,
+    to_thread: Option<u64>,
+    to_parent: Option<Arc<Transaction>>,
+    /// The buffer in `to_proc`'s mapping, until freed.
+    buffer: Option<usize>,
+    /// Files to install in the receiver, and where their numbers go.
+    fds: KVec<(usize, FileRef)>,
+}
+// ANCHOR_END: transaction
+
+impl Transaction {
+    fn is_oneway(&self) -> bool {
+        self.flags & tf::ONE_WAY != 0
+    }
+}
+
+/// A process: one open of the device.
+pub(crate) struct Process {
+    ctx: Arc<Context>,
+    tgid: i32,
+    euid: u32,
+    inner: Mutex<ProcessInner>,
+    /// Notified whenever work is queued (threads and `poll` wait on it).
+    work: CondVar,
+}
+
+struct ProcessInner {
+    dead: bool,
+    next_id: u64,
+    threads: KVec<Thread>,
+    todo: KVec<Work>,
+    nodes: KVec<NodeState>,
+    refs: KVec<Ref>,
+    deaths: KVec<Death>,
+    alloc: Option<Allocator>,
+    mapped: bool,
+    max_threads: u32,
+    requested_threads: u32,
+    requested_threads_started: u32,
+    waiting_threads: u32,
+}
+
+/// Node ids are global, for identity only.
+static NEXT_NODE_ID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
+
+impl ProcessInner {
+    fn thread(&mut self, id: u64) -> Option<&mut Thread> {
+        self.threads.iter_mut().find(|t| t.id == id)
+    }
+
+    fn node_state(&mut self, node: &Node) -> Option<&mut NodeState> {
+        self.nodes.iter_mut().find(|n| n.node.id == node.id)
+    }
+
+    fn death(&mut self, id: u64) -> Option<&mut Death> {
+        self.deaths.iter_mut().find(|d| d.id == id)
+    }
+
+    fn ref_by_handle(&mut self, handle: u32, need_strong: bool) -> Option<&mut Ref> {
+        let r = self.refs.iter_mut().find(|r| r.handle == handle)?;
+        if need_strong && r.strong == 0 {
+            return None;
+        }
+        Some(r)
+    }
+
+    /// Takes the node's work out of whichever list holds it.
+    fn dequeue_node_work(&mut self, node: &Node) {
+        let is_it = |w: &Work| matches!(w, Work::Node(n) if n.id == node.id);
+        if let Some(i) = self.todo.iter().position(is_it) {
+            self.todo.remove(i);
+        }
+        for t in self.threads.iter_mut() {
+            if let Some(i) = t.todo.iter().position(is_it) {
+                t.todo.remove(i);
+            }
+        }
+    }
+
+    fn dequeue_death(&mut self, id: u64) {
+        let is_it = |w: &Work| matches!(w, Work::Death(d) if *d == id);
+        if let Some(i) = self.todo.iter().position(is_it) {
+            self.todo.remove(i);
+        }
+        for t in self.threads.iter_mut() {
+            if let Some(i) = t.todo.iter().position(is_it) {
+                t.todo.remove(i);
+            }
+        }
+    }
+
+    /// Queues death work to the thread if it is a looper, else to the
+    /// process.
+    fn queue_death(&mut self, thread: Option<u64>, id: u64) -> Result {
+        if let Some(t) = thread.and_then(|tid| self.thread(tid)) {
+            if t.looper & (LOOPER_REGISTERED | LOOPER_ENTERED) != 0 {
+                t.todo.push(Work::Death(id), GFP_KERNEL)?;
+                t.process_todo = true;
+                return Ok(());
+            }
+        }
+        Ok(self.todo.push(Work::Death(id), GFP_KERNEL)?)
+    }
+}
+
+// ANCHOR: inc_node
+/// C's `binder_inc_node_nilocked`: `thread` is the thread whose list gets
+/// the node's work (the sender of a new reference), if any.
+fn inc_node(
+    inner: &mut ProcessInner,
+    node: &Arc<Node>,
+    strong: bool,
+    internal: bool,
+    thread: Option<u64>,
+) -> Result {
+    let Some(st) = inner.node_state(node) else {
+        // A dead node: counts no longer matter.
+        return Ok(());
+    };
+    let mut queue = false;
+    if strong {
+        if internal {
+            if thread.is_none() && st.internal_strong == 0 && !(st.is_manager && st.has_strong) {
+                return Err(EINVAL);
+            }
+            st.internal_strong += 1;
+        } else {
+            st.local_strong += 1;
+        }
+        if !st.has_strong && thread.is_some() {
+            queue = true;
+        }
+    } else {
+        if !internal {
+            st.local_weak += 1;
+        }
+        if !st.has_weak && thread.is_some() && !st.queued {
+            queue = true;
+        }
+    }
+    if queue {
+        st.queued = true;
+        inner.dequeue_node_work(node);
+        if let Some(t) = thread.and_then(|tid| inner.thread(tid)) {
+            t.todo.push(Work::Node(node.clone()), GFP_KERNEL)?;
+        }
+    }
+    Ok(())
+}
+// ANCHOR_END: inc_node
+
+/// C's `binder_dec_node_nilocked`; queues the node's work when user space
+/// must hear that a count it holds dropped, and forgets a node nobody
+/// refers to. Returns whether the process must be woken.
+fn dec_node(inner: &mut ProcessInner, node: &Node, strong: bool, internal: bool) -> bool {
+    let dead = inner.dead;
+    let Some(i) = inner.nodes.iter().position(|n| n.node.id == node.id) else {
+        return false;
+    };
+    let st = &mut inner.nodes[i];
+    if strong {
+        if internal {
+            st.internal_strong = st.internal_strong.saturating_sub(1);
+        } else {
+            st.local_strong = st.local_strong.saturating_sub(1);
+        }
+        if st.local_strong != 0 || st.internal_strong != 0 {
+            return false;
+        }
+    } else {
+        if !internal {
+            st.local_weak = st.local_weak.saturating_sub(1);
+        }
+        if st.local_weak != 0 || !st.holders.is_empty() {
+            return false;
+        }
+    }
+    if !dead && (st.has_strong || st.has_weak) {
+        if !st.queued {
+            st.queued = true;
+            let w = Work::Node(st.node.clone());
+            if inner.todo.push(w, GFP_KERNEL).is_err() {
+                inner.nodes[i].queued = false;
+            }
+            return true;
+        }
+    } else if st.holders.is_empty() && st.local_strong == 0 && st.local_weak == 0 {
+        let node = st.node.clone();
+        inner.dequeue_node_work(&node);
+        inner.nodes.remove(i);
+    }
+    false
+}
+
+impl Process {
+    pub(crate) fn new(ctx: Arc<Context>, euid: u32) -> Result<Arc<Process>> {
+        Arc::pin_init(
+            pin_init!(Process {
+                ctx <- ctx,
+                tgid <- current_tgid(),
+                euid <- euid,
+                inner <- new_mutex!(ProcessInner {
+                    dead: false,
+                    next_id: 1,
+                    threads: KVec::new(),
+                    todo: KVec::new(),
+                    nodes: KVec::new(),
+                    refs: KVec::new(),
+                    deaths: KVec::new(),
+                    alloc: None,
+                    mapped: false,
+                    max_threads: 0,
+                    requested_threads: 0,
+                    requested_threads_started: 0,
+                    waiting_threads: 0,
+                }, "Process::inner"),
+                work <- new_condvar!("Process::work"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The calling thread's id, made on first use (C's `binder_get_thread`).
+    fn thread_id(inner: &mut ProcessInner) -> Result<u64> {
+        let pid = current_pid();
+        if let Some(t) = inner.threads.iter().find(|t| t.pid == pid) {
+            return Ok(t.id);
+        }
+        let id = inner.next_id;
+        inner.next_id += 1;
+        inner.threads.push(
+            Thread {
+                id,
+                pid,
+                looper: 0,
+                need_return: true,
+                todo: KVec::new(),
+                return_error: false,
+                process_todo: false,
+                stack: None,
+            },
+            GFP_KERNEL,
+        )?;
+        Ok(id)
+    }
+
+    // ANCHOR: mmap
+    pub(crate) fn mmap(this: &Arc<Self>, vma: &mut Vma) -> Result {
+        if current_tgid() != this.tgid {
+            return Err(EINVAL);
+        }
+        if vma.flags() & vm::WRITE != 0 {
+            return Err(EPERM);
+        }
+        vma.update_flags(vm::DONTCOPY | vm::MIXEDMAP, vm::MAYWRITE);
+        let mut inner = this.inner.lock();
+        if inner.mapped {
+            return Err(EBUSY);
+        }
+        let size = (vma.end() - vma.start()).min(MAX_MAP);
+        let alloc = Allocator::new(vma.start(), size)?;
+        for (i, page) in alloc.pages().iter().enumerate() {
+            vma.insert_page(vma.start() + i * PAGE_SIZE, page)?;
+        }
+        inner.alloc = Some(alloc);
+        inner.mapped = true;
+        Ok(())
+    }
+    // ANCHOR_END: mmap
+
+    pub(crate) fn poll(this: &Arc<Self>, table: &PollTable<'_>) -> Result<u32> {
+        let mut inner = this.inner.lock();
+        let tid = Process::thread_id(&mut inner)?;
+        let proc_work = {
+            let t = inner.thread(tid).ok_or(EINVAL)?;
+            t.looper |= LOOPER_POLL;
+            let t: &Thread = t;
+            available_for_proc_work(t)
+        };
+        table.register(&this.work);
+        Ok(if Process::has_work(&mut inner, tid, proc_work) {
+            POLLIN
+        } else {
+            0
+        })
+    }
+
+    fn has_work(inner: &mut ProcessInner, tid: u64, proc_work: bool) -> bool {
+        let proc_todo = !inner.todo.is_empty();
+        inner
+            .thread(tid)
+            .is_some_and(|t| t.process_todo || t.need_return || (proc_work && proc_todo))
+    }
+
+    // ANCHOR: ioctl
+    pub(crate) fn ioctl(this: &Arc<Self>, file: &File, cmd: IoctlCommand) -> Result<i32> {
+        let tid = {
+            let mut inner = this.inner.lock();
+            Process::thread_id(&mut inner)?
+        };
+        let result = match cmd.cmd {
+            uapi::WRITE_READ => Process::write_read(this, file, tid, cmd.arg),
+            uapi::SET_MAX_THREADS => {
+                let mut r = UserSlice::new(cmd.arg, 4)?.reader();
+                let max = r.read_bytes::<4>().map_err(|_| EINVAL)?;
+                this.inner.lock().max_threads = u32::from_ne_bytes(max);
+                Ok(())
+            }
+            uapi::SET_CONTEXT_MGR_EXT => {
+                let mut r = UserSlice::new(cmd.arg, 24)?.reader();
+                let fbo = r.read_bytes::<24>().map_err(|_| EINVAL)?;
+                Process::set_context_mgr(this, u64_at(&fbo, 8), u64_at(&fbo, 16), u32_at(&fbo, 4))
+            }
+            uapi::SET_CONTEXT_MGR => Process::set_context_mgr(this, 0, 0, 0),
+            uapi::THREAD_EXIT => {
+                Process::thread_exit(this, tid);
+                return Ok(0);
+            }
+            uapi::VERSION => {
+                let mut w = UserSlice::new(cmd.arg, 4)?.writer();
+                w.write_slice(&uapi::CURRENT_PROTOCOL_VERSION.to_ne_bytes())
+                    .map_err(|_| EINVAL)
+            }
+            uapi::GET_NODE_INFO_FOR_REF => Process::node_info_for_ref(this, cmd.arg),
+            _ => Err(EINVAL),
+        };
+        if let Some(t) = this.inner.lock().thread(tid) {
+            t.need_return = false;
+        }
+        result.map(|()| 0)
+    }
+    // ANCHOR_END: ioctl
+
+    fn set_context_mgr(this: &Arc<Self>, ptr: u64, cookie: u64, flags: u32) -> Result {
+        let mut mgr = this.ctx.manager.lock();
+        if mgr.node.is_some() {
+            return Err(EBUSY);
+        }
+        match mgr.uid {
+            Some(uid) if uid != this.euid => return Err(EPERM),
+            _ => mgr.uid = Some(this.euid),
+        }
+        let mut inner = this.inner.lock();
+        let node = Process::get_or_new_node(this, &mut inner, ptr, cookie, flags)?;
+        if let Some(st) = inner.node_state(&node) {
+            st.local_weak += 1;
+            st.local_strong += 1;
+            st.has_strong = true;
+            st.has_weak = true;
+            st.is_manager = true;
+        }
+        mgr.node = Some(node);
+        Ok(())
+    }
+
+    fn get_or_new_node(
+        this: &Arc<Self>,
+        inner: &mut ProcessInner,
+        ptr: u64,
+        cookie: u64,
+        flags: u32,
+    ) -> Result<Arc<Node>> {
+        if let Some(st) = inner.nodes.iter().find(|n| n.node.ptr == ptr) {
+            return Ok(st.node.clone());
+        }
+        let node = Arc::new(
+            Node {
+                id: NEXT_NODE_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
+                owner: this.clone(),
+                ptr,
+                cookie,
+                accept_fds: flags & obj::FLAG_ACCEPTS_FDS != 0,
+            },
+            GFP_KERNEL,
+        )?;
+        inner.nodes.push(
+            NodeState {
+                node: node.clone(),
+                internal_strong: 0,
+                local_strong: 0,
+                local_weak: 0,
+                holders: KVec::new(),
+                has_strong: false,
+                has_weak: false,
+                pending_strong: false,
+                pending_weak: false,
+                queued: false,
+                is_manager: false,
+                has_async: false,
+                async_todo: KVec::new(),
+            },
+            GFP_KERNEL,
+        )?;
+        Ok(node)
+    }
+
+    fn node_info_for_ref(this: &Arc<Self>, arg: usize) -> Result {
+        let mut info = UserSlice::new(arg, 24)?.reader().read_bytes::<24>()?;
+        if info[4..].iter().any(|&b| b != 0) {
+            return Err(EINVAL);
+        }
+        let is_mgr = this
+            .ctx
+            .manager
+            .lock()
+            .node
+            .as_ref()
+            .is_some_and(|n| core::ptr::eq(&*n.owner, &**this));
+        if !is_mgr {
+            return Err(EPERM);
+        }
+        let node = {
+            let mut inner = this.inner.lock();
+            let r = inner.ref_by_handle(u32_at(&info, 0), true).ok_or(EINVAL)?;
+            r.node.clone()
+        };
+        let (strong, weak) = {
+            let mut owner = node.owner.inner.lock();
+            owner.node_state(&node).map_or((0, 0), |st| {
+                (st.local_strong + st.internal_strong, st.local_weak)
+            })
+        };
+        put_u32(&mut info, 4, strong);
+        put_u32(&mut info, 8, weak);
+        UserSlice::new(arg, 24)?.writer().write_slice(&info)
+    }
+
+    // ANCHOR: write_read
+    fn write_read(this: &Arc<Self>, file: &File, tid: u64, arg: usize) -> Result {
+        let bytes = UserSlice::new(arg, 48)?.reader().read_bytes::<48>()?;
+        let mut bwr = WriteRead::from_bytes(&bytes);
+        if bwr.write_size > 0 {
+            if let Err(e) = Process::thread_write(this, tid, &mut bwr) {
+                bwr.read_consumed = 0;
+                UserSlice::new(arg, 48)?
+                    .writer()
+                    .write_slice(&bwr.to_bytes())?;
+                return Err(e);
+            }
+        }
+        if bwr.read_size > 0 {
+            let nonblock = file.flags() & kernel::file::flags::O_NONBLOCK != 0;
+            let ret = Process::thread_read(this, tid, &mut bwr, nonblock);
+            if !this.inner.lock().todo.is_empty() {
+                this.work.notify_all();
+            }
+            if let Err(e) = ret {
+                UserSlice::new(arg, 48)?
+                    .writer()
+                    .write_slice(&bwr.to_bytes())?;
+                return Err(e);
+            }
+        }
+        UserSlice::new(arg, 48)?
+            .writer()
+            .write_slice(&bwr.to_bytes())
+    }
+    // ANCHOR_END: write_read
+
+    fn thread_write(this: &Arc<Self>, tid: u64, bwr: &mut WriteRead) -> Result {
+        let buffer = bwr.write_buffer as usize;
+        loop {
+            if bwr.write_consumed >= bwr.write_size {
+                return Ok(());
+            }
+            if this.inner.lock().thread(tid).is_none_or(|t| t.return_error) {
+                return Ok(());
+            }
+            let mut at = buffer.wrapping_add(bwr.write_consumed as usize);
+            let cmd = read_user_u32(&mut at)?;
+            Process::command(this, tid, cmd, &mut at)?;
+            bwr.write_consumed = at.wrapping_sub(buffer) as u64;
+        }
+    }
+
+    // ANCHOR: command
+    /// One `BC_*` command; its arguments follow it at `*at`, which moves
+    /// past them. Only a bad user pointer or an unknown command fails the
+    /// whole write; misuse is ignored, as C ignores it.
+    fn command(this: &Arc<Self>, tid: u64, cmd: u32, at: &mut usize) -> Result {
+        match cmd {
+            BC_INCREFS | BC_ACQUIRE | BC_RELEASE | BC_DECREFS => {
+                let handle = read_user_u32(at)?;
+                let strong = cmd == BC_ACQUIRE || cmd == BC_RELEASE;
+                let increment = cmd == BC_INCREFS || cmd == BC_ACQUIRE;
+                Process::update_ref(this, handle, increment, strong)?;
+            }
+            BC_INCREFS_DONE | BC_ACQUIRE_DONE => {
+                let ptr = read_user_u64(at)?;
+                let cookie = read_user_u64(at)?;
+                Process::ref_done(this, ptr, cookie, cmd == BC_ACQUIRE_DONE);
+            }
+            BC_ATTEMPT_ACQUIRE | BC_ACQUIRE_RESULT => return Err(EINVAL),
+            BC_FREE_BUFFER => {
+                let ptr = read_user_u64(at)?;
+                Process::free_buffer(this, ptr as usize);
+            }
+            BC_TRANSACTION | BC_REPLY => {
+                let tr = read_user_txn(at)?;
+                Process::transaction(this, tid, &tr, cmd == BC_REPLY)?;
+            }
+            BC_REGISTER_LOOPER | BC_ENTER_LOOPER | BC_EXIT_LOOPER => {
+                let mut inner = this.inner.lock();
+                let (requested, started) =
+                    (inner.requested_threads, inner.requested_threads_started);
+                let mut delta = (0, 0);
+                if let Some(t) = inner.thread(tid) {
+                    if cmd == BC_REGISTER_LOOPER {
+                        if t.looper & LOOPER_ENTERED != 0 || requested == 0 {
+                            t.looper |= LOOPER_INVALID;
+                        } else {
+                            delta = (1, 1);
+                        }
+                        t.looper |= LOOPER_REGISTERED;
+                    } else if cmd == BC_ENTER_LOOPER {
+                        if t.looper & LOOPER_REGISTERED != 0 {
+                            t.looper |= LOOPER_INVALID;
+                        }
+                        t.looper |= LOOPER_ENTERED;
+                    } else {
+                        t.looper |= LOOPER_EXITED;
+                    }
+                }
+                inner.requested_threads = requested - delta.0;
+                inner.requested_threads_started = started + delta.1;
+            }
+            BC_REQUEST_DEATH_NOTIFICATION | BC_CLEAR_DEATH_NOTIFICATION => {
+                let handle = read_user_u32(at)?;
+                let cookie = read_user_u64(at)?;
+                Process::death_notification(
+                    this,
+                    tid,
+                    handle,
+                    cookie,
+                    cmd == BC_REQUEST_DEATH_NOTIFICATION,
+                )?;
+            }
+            BC_DEAD_BINDER_DONE => {
+                let cookie = read_user_u64(at)?;
+                let mut inner = this.inner.lock();
+                if let Some(i) = inner
+                    .deaths
+                    .iter()
+                    .position(|d| d.delivered && d.cookie == cookie)
+                {
+                    let d = &mut inner.deaths[i];
+                    d.delivered = false;
+                    let id = d.id;
+                    if d.kind == DeathKind::DeadAndClear {
+                        d.kind = DeathKind::Clear;
+                        d.queued = true;
+                        inner.queue_death(Some(tid), id)?;
+                        drop(inner);
+                        this.work.notify_all();
+                    } else if !d.attached {
+                        inner.deaths.remove(i);
+                    }
+                }
+            }
+            _ => return Err(EINVAL),
+        }
+        Ok(())
+    }
+    // ANCHOR_END: command
+
+    /// `BC_INCREFS`, `BC_ACQUIRE`, `BC_RELEASE`, `BC_DECREFS`.
+    fn update_ref(this: &Arc<Self>, handle: u32, increment: bool, strong: bool) -> Result {
+        let mut done = false;
+        if increment && handle == 0 {
+            let mgr = this.ctx.manager.lock().node.clone();
+            if let Some(node) = mgr {
+                if core::ptr::eq(&*node.owner, &**this) {
+                    return Err(EINVAL);
+                }
+                done = Process::inc_ref_for_node(this, &node, strong, None).is_ok();
+            }
+        }
+        if !done {
+            if increment {
+                let node = {
+                    let mut inner = this.inner.lock();
+                    let Some(r) = inner.ref_by_handle(handle, strong) else {
+                        return Ok(());
+                    };
+                    r.node.clone()
+                };
+                let _ = Process::inc_ref_for_node(this, &node, strong, None);
+            } else {
+                Process::dec_ref_for_handle(this, handle, strong);
+            }
+        }
+        Ok(())
+    }
+
+    // ANCHOR: inc_ref
+    /// Takes a reference (strong or weak) from this process on `node`,
+    /// making one with the lowest free handle if there is none; the node
+    /// hears of a first reference in `thread`'s list, if given. Returns
+    /// the handle.
+    fn inc_ref_for_node(
+        this: &Arc<Self>,
+        node: &Arc<Node>,
+        strong: bool,
+        thread: Option<u64>,
+    ) -> Result<u32> {
+        let is_mgr = this
+            .ctx
+            .manager
+            .lock()
+            .node
+            .as_ref()
+            .is_some_and(|m| m.id == node.id);
+        let (handle, first, new) = {
+            let mut inner = this.inner.lock();
+            let (i, new) = match inner.refs.iter().position(|r| r.node.id == node.id) {
+                Some(i) => (i, false),
+                None => {
+                    // The lowest free handle; 0 only for the manager.
+                    let mut handle = if is_mgr { 0 } else { 1 };
+                    let mut at = 0;
+                    for (i, r) in inner.refs.iter().enumerate() {
+                        if r.handle > handle {
+                            break;
+                        }
+                        handle = r.handle + 1;
+                        at = i + 1;
+                    }
+                    let r = Ref {
+                        handle,
+                        node: node.clone(),
+                        strong: 0,
+                        weak: 0,
+                        death: None,
+                    };
+                    inner.refs.insert(at, r, GFP_KERNEL)?;
+                    (at, true)
+                }
+            };
+            let r = &mut inner.refs[i];
+            let first = if strong { r.strong == 0 } else { r.weak == 0 };
+            (r.handle, first, new)
+        };
+        if first || new {
+            let mut owner = node.owner.inner.lock();
+            if new {
+                if let Some(st) = owner.node_state(node) {
+                    st.holders.push(this.clone(), GFP_KERNEL)?;
+                }
+            }
+            if first {
+                if let Err(e) = inc_node(&mut owner, node, strong, true, thread) {
+                    drop(owner);
+                    if new {
+                        Process::drop_new_ref(this, node);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        let mut inner = this.inner.lock();
+        if let Some(r) = inner.refs.iter_mut().find(|r| r.node.id == node.id) {
+            if strong {
+                r.strong += 1;
+            } else {
+                r.weak += 1;
+            }
+        }
+        Ok(handle)
+    }
+    // ANCHOR_END: inc_ref
+
+    /// Undoes a reference just made whose node refused the count.
+    fn drop_new_ref(this: &Arc<Self>, node: &Arc<Node>) {
+        {
+            let mut inner = this.inner.lock();
+            if let Some(i) = inner
+                .refs
+                .iter()
+                .position(|r| r.node.id == node.id && r.strong == 0 && r.weak == 0)
+            {
+                inner.refs.remove(i);
+            }
+        }
+        let mut owner = node.owner.inner.lock();
+        if let Some(st) = owner.node_state(node) {
+            if let Some(i) = st.holders.iter().position(|p| core::ptr::eq(&**p, &**this)) {
+                st.holders.remove(i);
+            }
+        }
+    }
+
+    /// Drops a count of the reference `handle`, and the reference with
+    /// its last count.
+    fn dec_ref_for_handle(this: &Arc<Self>, handle: u32, strong: bool) {
+        let (node, dec_strong, cleanup) = {
+            let mut inner = this.inner.lock();
+            let Some(i) = inner
+                .refs
+                .iter()
+                .position(|r| r.handle == handle && (!strong || r.strong > 0))
+            else {
+                return;
+            };
+            let r = &mut inner.refs[i];
+            let mut dec_strong = false;
+            if strong {
+                r.strong -= 1;
+                dec_strong = r.strong == 0;
+            } else if r.weak == 0 {
+                return;
+            } else {
+                r.weak -= 1;
+            }
+            let cleanup = r.strong == 0 && r.weak == 0;
+            let node = r.node.clone();
+            if cleanup {
+                if let Some(r) = inner.refs.remove(i) {
+                    if let Some(id) = r.death {
+                        Process::detach_death(&mut inner, id);
+                    }
+                }
+            }
+            (node, dec_strong, cleanup)
+        };
+        let wake = {
+            let mut owner = node.owner.inner.lock();
+            let mut wake = false;
+            if dec_strong {
+                wake |= dec_node(&mut owner, &node, true, true);
+            }
+            if cleanup {
+                if let Some(st) = owner.node_state(&node) {
+                    if let Some(i) = st.holders.iter().position(|p| core::ptr::eq(&**p, &**this)) {
+                        st.holders.remove(i);
+                    }
+                }
+                wake |= dec_node(&mut owner, &node, false, true);
+            }
+            wake
+        };
+        if wake {
+            node.owner.work.notify_all();
+        }
+    }
+
+    /// A reference with a death notification goes away: the notification
+    /// is dropped with it, unless it was delivered and awaits its done.
+    fn detach_death(inner: &mut ProcessInner, id: u64) {
+        inner.dequeue_death(id);
+        if let Some(i) = inner.deaths.iter().position(|d| d.id == id) {
+            if inner.deaths[i].delivered {
+                inner.deaths[i].attached = false;
+            } else {
+                inner.deaths.remove(i);
+            }
+        }
+    }
+
+    /// `BC_INCREFS_DONE`, `BC_ACQUIRE_DONE`.
+    fn ref_done(this: &Arc<Self>, ptr: u64, cookie: u64, strong: bool) {
+        let mut inner = this.inner.lock();
+        let Some(st) = inner.nodes.iter_mut().find(|n| n.node.ptr == ptr) else {
+            return;
+        };
+        if st.node.cookie != cookie {
+            return;
+        }
+        if strong {
+            if !st.pending_strong {
+                return;
+            }
+            st.pending_strong = false;
+        } else {
+            if !st.pending_weak {
+                return;
+            }
+            st.pending_weak = false;
+        }
+        let node = st.node.clone();
+        if dec_node(&mut inner, &node, strong, false) {
+            drop(inner);
+            this.work.notify_all();
+        }
+    }
+
+    fn death_notification(
+        this: &Arc<Self>,
+        tid: u64,
+        handle: u32,
+        cookie: u64,
+        request: bool,
+    ) -> Result {
+        let mut inner = this.inner.lock();
+        let id = inner.next_id;
+        let Some(r) = inner.ref_by_handle(handle, false) else {
+            return Ok(());
+        };
+        let node = r.node.clone();
+        if request {
+            if r.death.is_some() {
+                return Ok(());
+            }
+            r.death = Some(id);
+            inner.next_id += 1;
+            let death = Death {
+                id,
+                cookie,
+                kind: DeathKind::Dead,
+                queued: false,
+                delivered: false,
+                attached: true,
+            };
+            if let Err(e) = inner.deaths.push(death, GFP_KERNEL) {
+                if let Some(r) = inner.ref_by_handle(handle, false) {
+                    r.death = None;
+                }
+                return Err(e.into());
+            }
+            drop(inner);
+            // A node whose owner is gone: the notification fires at once.
+            let dead = node.owner.inner.lock().dead;
+            if dead {
+                let mut inner = this.inner.lock();
+                if let Some(d) = inner.death(id) {
+                    d.queued = true;
+                    inner.todo.push(Work::Death(id), GFP_KERNEL)?;
+                }
+                drop(inner);
+                this.work.notify_all();
+            }
+        } else {
+            let Some(did) = r.death else {
+                return Ok(());
+            };
+            let Some(d) = inner.death(did) else {
+                return Ok(());
+            };
+            if d.cookie != cookie {
+                return Ok(());
+            }
+            d.attached = false;
+            if let Some(r) = inner.ref_by_handle(handle, false) {
+                r.death = None;
+            }
+            let d = inner.death(did).ok_or(EINVAL)?;
+            if !d.queued && !d.delivered {
+                d.kind = DeathKind::Clear;
+                d.queued = true;
+                inner.queue_death(Some(tid), did)?;
+                drop(inner);
+                this.work.notify_all();
+            } else {
+                d.kind = DeathKind::DeadAndClear;
+            }
+        }
+        Ok(())
+    }
+
+    /// `BC_FREE_BUFFER`.
+    fn free_buffer(this: &Arc<Self>, ptr: usize) {
+        let (offset, data, offsets, target_node, next_async) = {
+            let mut inner = this.inner.lock();
+            let Some(alloc) = inner.alloc.as_mut() else {
+                return;
+            };
+            let offset = ptr.wrapping_sub(alloc.base);
+            let Some(b) = alloc.buffer_mut(offset) else {
+                return;
+            };
+            if !b.allow_user_free {
+                return;
+            }
+            let (ds, os, is_async) = (b.data_size, b.offsets_size, b.is_async);
+            let node = b.target_node.clone();
+            let mut data = KVec::new();
+            let mut offsets = KVec::new();
+            if read_buffer(alloc, offset, ds, os, &mut data, &mut offsets).is_err() {
+                data.clear();
+                offsets.clear();
+            }
+            // The next one-way transaction to the node may go now.
+            let mut next_async = None;
+            if is_async {
+                if let Some(node) = &node {
+                    if let Some(st) = inner.node_state(node) {
+                        if st.async_todo.is_empty() {
+                            st.has_async = false;
+                        } else {
+                            next_async = st.async_todo.remove(0);
+                        }
+                    }
+                }
+            }
+            if let Some(t) = &next_async {
+                if inner
+                    .todo
+                    .push(Work::Transaction(t.clone()), GFP_KERNEL)
+                    .is_err()
+                {
+                    next_async = None;
+                }
+            }
+            (offset, data, offsets, node, next_async)
+        };
+        if next_async.is_some() {
+            this.work.notify_all();
+        }
+        Process::release_objects(this, &data, &offsets, offsets.len());
+        if let Some(node) = &target_node {
+            let wake = dec_node(&mut node.owner.inner.lock(), node, true, false);
+            if wake {
+                node.owner.work.notify_all();
+            }
+        }
+        let mut inner = this.inner.lock();
+        if let Some(alloc) = inner.alloc.as_mut() {
+            drop(alloc.free(offset));
+        }
+    }
+
+    // ANCHOR: release_objects
+    /// Drops the counts that the first `count` objects of a buffer of
+    /// this process hold (C's `binder_transaction_buffer_release`).
+    fn release_objects(this: &Arc<Self>, data: &[u8], offsets: &[u64], count: usize) {
+        for &off in offsets.iter().take(count) {
+            let Some((ty, off)) = object_at(data, off) else {
+                continue;
+            };
+            match ty {
+                obj::TYPE_BINDER | obj::TYPE_WEAK_BINDER => {
+                    let ptr = u64_at(data, off + 8);
+                    let mut inner = this.inner.lock();
+                    let node = inner
+                        .nodes
+                        .iter()
+                        .find(|n| n.node.ptr == ptr)
+                        .map(|n| n.node.clone());
+                    if let Some(node) = node {
+                        if dec_node(&mut inner, &node, ty == obj::TYPE_BINDER, false) {
+                            drop(inner);
+                            this.work.notify_all();
+                        }
+                    }
+                }
+                obj::TYPE_HANDLE | obj::TYPE_WEAK_HANDLE => {
+                    Process::dec_ref_for_handle(
+                        this,
+                        u32_at(data, off + 8),
+                        ty == obj::TYPE_HANDLE,
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+    // ANCHOR_END: release_objects
+}
+
+/// The object header at `off` in `data`, if it is a whole object of a
+/// known type there: its type and offset.
+fn object_at(data: &[u8], off: u64) -> Option<(u32, usize)> {
+    let off = usize::try_from(off).ok()?;
+    if off % 4 != 0 || off.checked_add(4)? > data.len() {
+        return None;
+    }
+    let ty = u32_at(data, off);
+    let size = object_size(ty)?;
+    if off.checked_add(size)? > data.len() {
+        return None;
+    }
+    Some((ty, off))
+}
+
+/// Reads a buffer's data and offsets array back from the mapping.
+fn read_buffer(
+    alloc: &Allocator,
+    offset: usize,
+    data_size: usize,
+    offsets_size: usize,
+    data: &mut KVec<u8>,
+    offsets: &mut KVec<u64>,
+) -> Result {
+    zeroed(data, data_size)?;
+    alloc.read(offset, data)?;
+    let start = offset + align8(data_size).ok_or(EINVAL)?;
+    let mut word = [0u8; 8];
+    for i in 0..offsets_size / 8 {
+        alloc.read(start + i * 8, &mut word)?;
+        offsets.push(u64::from_ne_bytes(word), GFP_KERNEL)?;
+    }
+    Ok(())
+}
+
+fn zeroed(v: &mut KVec<u8>, len: usize) -> Result {
+    v.reserve(len, GFP_KERNEL)?;
+    while v.len() < len {
+        v.push(0, GFP_KERNEL)?;
+    }
+    Ok(())
+}
+
+fn read_user_u32(at: &mut usize) -> Result<u32> {
+    let b = UserSlice::new(*at, 4)?.reader().read_bytes::<4>()?;
+    *at = at.wrapping_add(4);
+    Ok(u32::from_ne_bytes(b))
+}
+
+fn read_user_u64(at: &mut usize) -> Result<u64> {
+    let b = UserSlice::new(*at, 8)?.reader().read_bytes::<8>()?;
+    *at = at.wrapping_add(8);
+    Ok(u64::from_ne_bytes(b))
+}
+
+fn read_user_txn(at: &mut usize) -> Result<TxnData> {
+    let b = UserSlice::new(*at, 64)?.reader().read_bytes::<64>()?;
+    *at = at.wrapping_add(64);
+    Ok(TxnData::from_bytes(&b))
+}
+
+/// Whether the thread may take work queued for the whole process.
+fn available_for_proc_work(t: &Thread) -> bool {
+    t.stack.is_none() && t.todo.is_empty()
+}
+
+mod read;
+mod teardown;
+mod transaction;

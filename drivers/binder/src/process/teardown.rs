@@ -1,0 +1,171 @@
+//! A thread that exits and a process that closes the device (C's
+//! `binder_thread_release` and `binder_deferred_release`, done at once).
+
+use super::*;
+
+impl Process {
+    // ANCHOR: thread_exit
+    /// Forgets a thread: a call it was handling fails with
+    /// `BR_DEAD_REPLY` for its caller; calls it made lose their sender.
+    pub(super) fn thread_exit(this: &Arc<Self>, tid: u64) {
+        let thread = {
+            let mut inner = this.inner.lock();
+            let Some(i) = inner.threads.iter().position(|t| t.id == tid) else {
+                return;
+            };
+            inner.threads.remove(i)
+        };
+        if let Some(th) = thread {
+            Process::release_thread(this, th);
+        }
+    }
+    // ANCHOR_END: thread_exit
+
+    fn release_thread(this: &Arc<Self>, th: Thread) {
+        let mut send_reply = None;
+        let mut cur = th.stack.clone();
+        let mut first = true;
+        while let Some(t) = cur {
+            let mut ti = t.inner.lock();
+            if ti.to_thread == Some(th.id) && core::ptr::eq(&*t.to_proc, &**this) {
+                if first {
+                    send_reply = Some(t.clone());
+                }
+                ti.to_thread = None;
+                cur = ti.to_parent.clone();
+            } else if ti
+                .from
+                .as_ref()
+                .is_some_and(|(p, id)| *id == th.id && core::ptr::eq(&**p, &**this))
+            {
+                ti.from = None;
+                cur = t.from_parent.clone();
+            } else {
+                cur = None;
+            }
+            first = false;
+        }
+        if let Some(t) = send_reply {
+            super::transaction::send_failed_reply(t, BR_DEAD_REPLY);
+        }
+        let mut todo = th.todo;
+        Process::release_work(&mut todo);
+    }
+
+    /// Work that will never be read: calls waiting in it fail.
+    fn release_work(todo: &mut KVec<Work>) {
+        while let Some(w) = todo.pop() {
+            if let Work::Transaction(t) = w {
+                if t.target_node.is_some() && !t.is_oneway() {
+                    super::transaction::send_failed_reply(t, BR_DEAD_REPLY);
+                }
+            }
+        }
+    }
+
+    // ANCHOR: release
+    /// The last close: nodes die (death notifications go out), references
+    /// are dropped, and calls that wait here fail.
+    pub(crate) fn release(this: &Arc<Self>) {
+        {
+            let mut mgr = this.ctx.manager.lock();
+            if mgr
+                .node
+                .as_ref()
+                .is_some_and(|n| core::ptr::eq(&*n.owner, &**this))
+            {
+                mgr.node = None;
+            }
+        }
+        let (threads, mut todo, nodes, refs) = {
+            let mut inner = this.inner.lock();
+            inner.dead = true;
+            (
+                core::mem::take(&mut inner.threads),
+                core::mem::take(&mut inner.todo),
+                core::mem::take(&mut inner.nodes),
+                core::mem::take(&mut inner.refs),
+            )
+        };
+        let mut threads = threads;
+        while let Some(th) = threads.pop() {
+            Process::release_thread(this, th);
+        }
+        // Every node dies; holders that asked hear of it.
+        let mut nodes = nodes;
+        while let Some(mut st) = nodes.pop() {
+            while let Some(holder) = st.holders.pop() {
+                let mut hi = holder.inner.lock();
+                let death = hi
+                    .refs
+                    .iter()
+                    .find(|r| r.node.id == st.node.id)
+                    .and_then(|r| r.death);
+                if let Some(id) = death {
+                    let queue = hi.death(id).is_some_and(|d| {
+                        let fire = !d.queued && !d.delivered;
+                        if fire {
+                            d.queued = true;
+                        }
+                        fire
+                    });
+                    if queue && hi.todo.push(Work::Death(id), GFP_KERNEL).is_ok() {
+                        drop(hi);
+                        holder.work.notify_all();
+                    }
+                }
+            }
+            let mut async_todo = core::mem::take(&mut st.async_todo);
+            while async_todo.pop().is_some() {}
+        }
+        // Every reference goes.
+        let mut refs = refs;
+        while let Some(r) = refs.pop() {
+            let node = r.node;
+            let wake = {
+                let mut owner = node.owner.inner.lock();
+                let mut wake = false;
+                if r.strong > 0 {
+                    wake |= dec_node(&mut owner, &node, true, true);
+                }
+                if let Some(st) = owner.node_state(&node) {
+                    if let Some(i) = st.holders.iter().position(|p| core::ptr::eq(&**p, &**this)) {
+                        st.holders.remove(i);
+                    }
+                }
+                wake |= dec_node(&mut owner, &node, false, true);
+                wake
+            };
+            if wake {
+                node.owner.work.notify_all();
+            }
+        }
+        Process::release_work(&mut todo);
+        let mut inner = this.inner.lock();
+        inner.deaths = KVec::new();
+        // The buffers' target nodes hold strong counts: drop them.
+        let mut nodes = KVec::new();
+        if let Some(alloc) = inner.alloc.as_mut() {
+            let mut offsets = KVec::new();
+            for o in alloc.allocated() {
+                if offsets.push(o, GFP_KERNEL).is_err() {
+                    break;
+                }
+            }
+            for &o in offsets.iter() {
+                if let Some(n) = alloc.free(o) {
+                    let _ = nodes.push(n, GFP_KERNEL);
+                }
+            }
+        }
+        inner.alloc = None;
+        drop(inner);
+        while let Some(node) = nodes.pop() {
+            let wake = dec_node(&mut node.owner.inner.lock(), &node, true, false);
+            if wake {
+                node.owner.work.notify_all();
+            }
+        }
+    }
+    // ANCHOR_END: release
+}

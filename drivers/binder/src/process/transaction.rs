@@ -1,0 +1,583 @@
+//! Sending a transaction or a reply (C's `binder_transaction`).
+
+use super::*;
+
+/// Why a transaction failed: the `BR_*` the sender reads.
+struct Failed(u32);
+
+impl From<Error> for Failed {
+    fn from(_: Error) -> Self {
+        Failed(BR_FAILED_REPLY)
+    }
+}
+
+impl From<kernel::alloc::AllocError> for Failed {
+    fn from(_: kernel::alloc::AllocError) -> Self {
+        Failed(BR_FAILED_REPLY)
+    }
+}
+
+/// Where a transaction goes.
+struct Target {
+    proc: Arc<Process>,
+    thread: Option<u64>,
+    node: Option<Arc<Node>>,
+    in_reply_to: Option<Arc<Transaction>>,
+}
+
+impl Process {
+    // ANCHOR: transaction
+    pub(super) fn transaction(this: &Arc<Self>, tid: u64, tr: &TxnData, reply: bool) -> Result {
+        let target = match Process::find_target(this, tid, tr, reply) {
+            Ok(target) => target,
+            Err((Failed(cmd), in_reply_to)) => return Process::fail(this, tid, cmd, in_reply_to),
+        };
+        let in_reply_to = target.in_reply_to.clone();
+        match Process::send(this, tid, tr, reply, target) {
+            Ok(()) => Ok(()),
+            Err(Failed(cmd)) => Process::fail(this, tid, cmd, in_reply_to),
+        }
+    }
+    // ANCHOR_END: transaction
+
+    /// The error path's end: the sender reads `cmd`, or, for a reply that
+    /// failed, `BR_TRANSACTION_COMPLETE` while the error goes to whoever
+    /// waits for the reply.
+    fn fail(this: &Arc<Self>, tid: u64, cmd: u32, in_reply_to: Option<Arc<Transaction>>) -> Result {
+        {
+            let mut inner = this.inner.lock();
+            if let Some(t) = inner.thread(tid) {
+                if in_reply_to.is_some() {
+                    t.todo.push(
+                        Work::Error {
+                            cmd: BR_TRANSACTION_COMPLETE,
+                            return_error: true,
+                        },
+                        GFP_KERNEL,
+                    )?;
+                } else {
+                    t.todo.push(
+                        Work::Error {
+                            cmd,
+                            return_error: true,
+                        },
+                        GFP_KERNEL,
+                    )?;
+                }
+                t.return_error = true;
+                t.process_todo = true;
+            }
+        }
+        if let Some(t) = in_reply_to {
+            send_failed_reply(t, cmd);
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn find_target(
+        this: &Arc<Self>,
+        tid: u64,
+        tr: &TxnData,
+        reply: bool,
+    ) -> Result<Target, (Failed, Option<Arc<Transaction>>)> {
+        let failed = |cmd| (Failed(cmd), None);
+        if reply {
+            let in_reply_to = {
+                let mut inner = this.inner.lock();
+                let t = inner.thread(tid).ok_or(failed(BR_FAILED_REPLY))?;
+                let top = t.stack.clone().ok_or(failed(BR_FAILED_REPLY))?;
+                let ti = top.inner.lock();
+                if ti.to_thread != Some(tid) || !core::ptr::eq(&*top.to_proc, &**this) {
+                    return Err(failed(BR_FAILED_REPLY));
+                }
+                t.stack = ti.to_parent.clone();
+                drop(ti);
+                top
+            };
+            let from = in_reply_to.inner.lock().from.clone();
+            let Some((proc, from_tid)) = from else {
+                return Err((Failed(BR_DEAD_REPLY), Some(in_reply_to)));
+            };
+            {
+                let mut pi = proc.inner.lock();
+                match pi.thread(from_tid) {
+                    None => return Err((Failed(BR_DEAD_REPLY), Some(in_reply_to))),
+                    Some(ft)
+                        if !ft
+                            .stack
+                            .as_ref()
+                            .is_some_and(|s| Arc::ptr_eq(s, &in_reply_to)) =>
+                    {
+                        return Err(failed(BR_FAILED_REPLY));
+                    }
+                    Some(_) => {}
+                }
+            }
+            return Ok(Target {
+                proc,
+                thread: Some(from_tid),
+                node: None,
+                in_reply_to: Some(in_reply_to),
+            });
+        }
+        let node = if tr.target as u32 != 0 {
+            let mut inner = this.inner.lock();
+            let r = inner
+                .ref_by_handle(tr.target as u32, true)
+                .ok_or(failed(BR_FAILED_REPLY))?;
+            r.node.clone()
+        } else {
+            let node = this.ctx.manager.lock().node.clone();
+            let node = node.ok_or(failed(BR_DEAD_REPLY))?;
+            if node.owner.tgid == this.tgid {
+                return Err(failed(BR_FAILED_REPLY));
+            }
+            node
+        };
+        if core::ptr::eq(&*node.owner, &**this) {
+            return Err(failed(BR_FAILED_REPLY));
+        }
+        // A strong count on the node while the transaction lives.
+        {
+            let mut owner = node.owner.inner.lock();
+            if owner.dead || owner.node_state(&node).is_none() {
+                return Err(failed(BR_DEAD_REPLY));
+            }
+            let _ = inc_node(&mut owner, &node, true, false, None);
+        }
+        let oneway = tr.flags & tf::ONE_WAY != 0;
+        let mut thread = None;
+        let check = (|| {
+            let mut inner = this.inner.lock();
+            let t = inner.thread(tid).ok_or(BR_FAILED_REPLY)?;
+            if !oneway && matches!(t.todo.first(), Some(Work::Transaction(_))) {
+                return Err(BR_FAILED_REPLY);
+            }
+            if !oneway {
+                if let Some(top) = t.stack.clone() {
+                    if top.inner.lock().to_thread != Some(tid) {
+                        return Err(BR_FAILED_REPLY);
+                    }
+                    // A call back into a process that waits for us goes
+                    // to the thread that waits.
+                    let mut cur = Some(top);
+                    while let Some(tx) = cur {
+                        let from = tx.inner.lock().from.clone();
+                        if let Some((p, ftid)) = from {
+                            if Arc::ptr_eq(&p, &node.owner) {
+                                thread = Some(ftid);
+                                break;
+                            }
+                        }
+                        cur = tx.from_parent.clone();
+                    }
+                }
+            }
+            Ok(())
+        })();
+        if let Err(cmd) = check {
+            Process::put_txn_node(&node);
+            return Err(failed(cmd));
+        }
+        Ok(Target {
+            proc: node.owner.clone(),
+            thread,
+            node: Some(node),
+            in_reply_to: None,
+        })
+    }
+
+    /// Drops the strong count a transaction held on its target node.
+    fn put_txn_node(node: &Arc<Node>) {
+        let wake = dec_node(&mut node.owner.inner.lock(), node, true, false);
+        if wake {
+            node.owner.work.notify_all();
+        }
+    }
+
+    // ANCHOR: send
+    fn send(
+        this: &Arc<Self>,
+        tid: u64,
+        tr: &TxnData,
+        reply: bool,
+        target: Target,
+    ) -> Result<(), Failed> {
+        let oneway = !reply && tr.flags & tf::ONE_WAY != 0;
+        let data_size = usize::try_from(tr.data_size).map_err(|_| Failed(BR_FAILED_REPLY))?;
+        let offsets_size = usize::try_from(tr.offsets_size).map_err(|_| Failed(BR_FAILED_REPLY))?;
+        let to = &target.proc;
+        // The buffer first: no mapping in the target means it is dying.
+        let offset = {
+            let mut ti = to.inner.lock();
+            let alloc = ti.alloc.as_mut().ok_or(Failed(BR_DEAD_REPLY))?;
+            alloc.alloc(data_size, offsets_size, oneway).map_err(|e| {
+                if e == ESRCH {
+                    Failed(BR_DEAD_REPLY)
+                } else {
+                    Failed(BR_FAILED_REPLY)
+                }
+            })?
+        };
+        let free = |node: &Option<Arc<Node>>| {
+            let mut ti = to.inner.lock();
+            if let Some(alloc) = ti.alloc.as_mut() {
+                drop(alloc.free(offset));
+            }
+            drop(ti);
+            if let Some(node) = node {
+                Process::put_txn_node(node);
+            }
+        };
+        let mut data = KVec::new();
+        let mut offsets = KVec::new();
+        let mut fds = KVec::new();
+        let mut done = 0;
+        let result = Process::translate(
+            this,
+            tid,
+            tr,
+            &target,
+            data_size,
+            offsets_size,
+            &mut data,
+            &mut offsets,
+            &mut fds,
+            &mut done,
+        );
+        if let Err(f) = result {
+            Process::release_objects(to, &data, &offsets, done);
+            free(&target.node);
+            return Err(f);
+        }
+        let parent = if !reply && !oneway {
+            this.inner.lock().thread(tid).and_then(|t| t.stack.clone())
+        } else {
+            None
+        };
+        let tnode = target.node.clone();
+        let t = Arc::pin_init(
+            pin_init!(Transaction {
+                to_proc <- to.clone(),
+                target_node <- tnode,
+                from_parent <- parent,
+                code <- tr.code,
+                flags <- tr.flags,
+                sender_euid <- this.euid,
+                inner <- new_mutex!(TransactionInner {
+                    from: if !reply && !oneway { Some((this.clone(), tid)) } else { None },
+                    to_thread: None,
+                    to_parent: None,
+                    buffer: Some(offset),
+                    fds,
+                }, "Transaction::inner"),
+            }),
+            GFP_KERNEL,
+        );
+        let t = match t {
+            Ok(t) => t,
+            Err(_) => {
+                Process::release_objects(to, &data, &offsets, done);
+                free(&target.node);
+                return Err(Failed(BR_FAILED_REPLY));
+            }
+        };
+        // The bytes go into the target's buffer.
+        {
+            let mut ti = to.inner.lock();
+            let ok = ti.alloc.as_mut().is_some_and(|a| {
+                let off_start = offset + align8(data_size).unwrap_or(0);
+                let mut words = KVec::new();
+                for o in offsets.iter() {
+                    if words
+                        .extend_from_slice(&o.to_ne_bytes(), GFP_KERNEL)
+                        .is_err()
+                    {
+                        return false;
+                    }
+                }
+                let ok = a.write(offset, &data).is_ok() && a.write(off_start, &words).is_ok();
+                if let Some(b) = a.buffer_mut(offset) {
+                    b.target_node = target.node.clone();
+                }
+                ok
+            });
+            if !ok {
+                drop(ti);
+                Process::release_objects(to, &data, &offsets, done);
+                free(&target.node);
+                return Err(Failed(BR_FAILED_REPLY));
+            }
+        }
+        Process::deliver(
+            this, tid, t, oneway, reply, target, &data, &offsets, done, offset,
+        )
+    }
+    // ANCHOR_END: send
+
+    #[allow(clippy::too_many_arguments)]
+    fn deliver(
+        this: &Arc<Self>,
+        tid: u64,
+        t: Arc<Transaction>,
+        oneway: bool,
+        reply: bool,
+        target: Target,
+        data: &[u8],
+        offsets: &[u64],
+        done: usize,
+        offset: usize,
+    ) -> Result<(), Failed> {
+        let to = &target.proc;
+        let undo = || {
+            Process::release_objects(to, data, offsets, done);
+            let mut ti = to.inner.lock();
+            if let Some(alloc) = ti.alloc.as_mut() {
+                drop(alloc.free(offset));
+            }
+            drop(ti);
+            if let Some(node) = &target.node {
+                Process::put_txn_node(node);
+            }
+        };
+        // A synchronous call goes on the sender's stack; its completion
+        // waits in the sender's list.
+        let t = if !reply && !oneway {
+            let mut inner = this.inner.lock();
+            let th = inner.thread(tid).ok_or(Failed(BR_FAILED_REPLY))?;
+            th.todo.push(Work::Complete, GFP_KERNEL)?;
+            th.stack = Some(t.clone());
+            t
+        } else {
+            let mut inner = this.inner.lock();
+            let th = inner.thread(tid).ok_or(Failed(BR_FAILED_REPLY))?;
+            th.todo.push(Work::Complete, GFP_KERNEL)?;
+            th.process_todo = true;
+            t
+        };
+        let pop_complete = |me: &Arc<Process>| {
+            let mut inner = me.inner.lock();
+            if let Some(th) = inner.thread(tid) {
+                if let Some(i) = th.todo.iter().rposition(|w| matches!(w, Work::Complete)) {
+                    th.todo.remove(i);
+                }
+            }
+        };
+        let queued = {
+            let mut ti = to.inner.lock();
+            if ti.dead {
+                Err(BR_DEAD_REPLY)
+            } else if reply {
+                let in_reply_to = target.in_reply_to.clone();
+                match target.thread.and_then(|id| ti.thread(id)) {
+                    None => Err(BR_DEAD_REPLY),
+                    Some(th) => {
+                        if let Some(irt) = &in_reply_to {
+                            if th.stack.as_ref().is_some_and(|s| Arc::ptr_eq(s, irt)) {
+                                th.stack = irt.from_parent.clone();
+                            }
+                        }
+                        th.process_todo = true;
+                        th.todo
+                            .push(Work::Transaction(t.clone()), GFP_KERNEL)
+                            .map_err(|_| BR_FAILED_REPLY)
+                    }
+                }
+            } else if oneway {
+                let node = target.node.clone();
+                match node.as_ref().and_then(|n| ti.node_state(n)) {
+                    None => Err(BR_DEAD_REPLY),
+                    Some(st) if st.has_async => st
+                        .async_todo
+                        .push(t.clone(), GFP_KERNEL)
+                        .map_err(|_| BR_FAILED_REPLY),
+                    Some(st) => {
+                        st.has_async = true;
+                        ti.todo
+                            .push(Work::Transaction(t.clone()), GFP_KERNEL)
+                            .map_err(|_| BR_FAILED_REPLY)
+                    }
+                }
+            } else {
+                match target.thread {
+                    Some(id) => match ti.thread(id) {
+                        Some(th) => {
+                            th.process_todo = true;
+                            th.todo
+                                .push(Work::Transaction(t.clone()), GFP_KERNEL)
+                                .map_err(|_| BR_FAILED_REPLY)
+                        }
+                        None => Err(BR_DEAD_REPLY),
+                    },
+                    None => ti
+                        .todo
+                        .push(Work::Transaction(t.clone()), GFP_KERNEL)
+                        .map_err(|_| BR_FAILED_REPLY),
+                }
+            }
+        };
+        match queued {
+            Ok(()) => {
+                to.work.notify_all();
+                Ok(())
+            }
+            Err(cmd) => {
+                pop_complete(this);
+                if !reply && !oneway {
+                    let mut inner = this.inner.lock();
+                    if let Some(th) = inner.thread(tid) {
+                        if th.stack.as_ref().is_some_and(|s| Arc::ptr_eq(s, &t)) {
+                            th.stack = t.from_parent.clone();
+                        }
+                    }
+                }
+                t.inner.lock().buffer = None;
+                undo();
+                Err(Failed(cmd))
+            }
+        }
+    }
+
+    // ANCHOR: translate
+    /// Copies the data and offsets in from the sender and translates
+    /// every object for the target; `done` counts the objects translated
+    /// (whose counts the error path drops).
+    #[allow(clippy::too_many_arguments)]
+    fn translate(
+        this: &Arc<Self>,
+        tid: u64,
+        tr: &TxnData,
+        target: &Target,
+        data_size: usize,
+        offsets_size: usize,
+        data: &mut KVec<u8>,
+        offsets: &mut KVec<u64>,
+        fds: &mut KVec<(usize, FileRef)>,
+        done: &mut usize,
+    ) -> Result<(), Failed> {
+        if offsets_size > 0 {
+            let mut r = UserSlice::new(tr.offsets as usize, offsets_size)?.reader();
+            let raw = r.read_vec(offsets_size, GFP_KERNEL)?;
+            if !offsets_size.is_multiple_of(8) {
+                return Err(Failed(BR_FAILED_REPLY));
+            }
+            for chunk in raw.chunks_exact(8) {
+                offsets.push(u64_at(chunk, 0), GFP_KERNEL)?;
+            }
+        }
+        if data_size > 0 {
+            let mut r = UserSlice::new(tr.buffer as usize, data_size)?.reader();
+            *data = r.read_vec(data_size, GFP_KERNEL)?;
+        }
+        let mut off_min = 0usize;
+        for i in 0..offsets.len() {
+            let (ty, off) = object_at(data, offsets[i]).ok_or(Failed(BR_FAILED_REPLY))?;
+            if off < off_min {
+                return Err(Failed(BR_FAILED_REPLY));
+            }
+            off_min = off + uapi::FLAT_OBJECT_SIZE;
+            match ty {
+                obj::TYPE_BINDER | obj::TYPE_WEAK_BINDER => {
+                    let (flags, ptr, cookie) = (
+                        u32_at(data, off + 4),
+                        u64_at(data, off + 8),
+                        u64_at(data, off + 16),
+                    );
+                    let node = {
+                        let mut inner = this.inner.lock();
+                        Process::get_or_new_node(this, &mut inner, ptr, cookie, flags)?
+                    };
+                    if node.cookie != cookie {
+                        return Err(Failed(BR_FAILED_REPLY));
+                    }
+                    let strong = ty == obj::TYPE_BINDER;
+                    let handle = Process::inc_ref_for_node(&target.proc, &node, strong, Some(tid))?;
+                    let ty = if strong {
+                        obj::TYPE_HANDLE
+                    } else {
+                        obj::TYPE_WEAK_HANDLE
+                    };
+                    put_u32(data, off, ty);
+                    put_u64(data, off + 8, handle.into());
+                    put_u64(data, off + 16, 0);
+                }
+                obj::TYPE_HANDLE | obj::TYPE_WEAK_HANDLE => {
+                    let strong = ty == obj::TYPE_HANDLE;
+                    let node = {
+                        let mut inner = this.inner.lock();
+                        let r = inner
+                            .ref_by_handle(u32_at(data, off + 8), strong)
+                            .ok_or(Failed(BR_FAILED_REPLY))?;
+                        r.node.clone()
+                    };
+                    if Arc::ptr_eq(&node.owner, &target.proc) {
+                        inc_node(&mut target.proc.inner.lock(), &node, strong, false, None)?;
+                        let ty = if strong {
+                            obj::TYPE_BINDER
+                        } else {
+                            obj::TYPE_WEAK_BINDER
+                        };
+                        put_u32(data, off, ty);
+                        put_u64(data, off + 8, node.ptr);
+                        put_u64(data, off + 16, node.cookie);
+                    } else {
+                        let handle = Process::inc_ref_for_node(&target.proc, &node, strong, None)?;
+                        put_u64(data, off + 8, handle.into());
+                        put_u64(data, off + 16, 0);
+                    }
+                }
+                obj::TYPE_FD => {
+                    let allowed = match &target.in_reply_to {
+                        Some(t) => t.flags & tf::ACCEPT_FDS != 0,
+                        None => target.node.as_ref().is_some_and(|n| n.accept_fds),
+                    };
+                    if !allowed {
+                        return Err(Failed(BR_FAILED_REPLY));
+                    }
+                    let file = FileRef::fget(u32_at(data, off + 8))?;
+                    fds.push((off + 8, file), GFP_KERNEL)?;
+                }
+                _ => return Err(Failed(BR_FAILED_REPLY)),
+            }
+            *done = i + 1;
+        }
+        Ok(())
+    }
+    // ANCHOR_END: translate
+}
+
+// ANCHOR: failed_reply
+/// Tells the thread waiting for `t`'s reply that none will come, or, if
+/// it is gone, the one waiting further down the chain.
+pub(super) fn send_failed_reply(t: Arc<Transaction>, cmd: u32) {
+    let mut t = t;
+    loop {
+        t.inner.lock().buffer = None;
+        let from = t.inner.lock().from.clone();
+        if let Some((proc, tid)) = from {
+            let mut pi = proc.inner.lock();
+            if let Some(th) = pi.thread(tid) {
+                if th.stack.as_ref().is_some_and(|s| Arc::ptr_eq(s, &t)) {
+                    th.stack = t.from_parent.clone();
+                }
+                th.process_todo = true;
+                let _ = th.todo.push(
+                    Work::Error {
+                        cmd,
+                        return_error: false,
+                    },
+                    GFP_KERNEL,
+                );
+                drop(pi);
+                proc.work.notify_all();
+                return;
+            }
+        }
+        match t.from_parent.clone() {
+            Some(next) => t = next,
+            None => return,
+        }
+    }
+}
+// ANCHOR_END: failed_reply

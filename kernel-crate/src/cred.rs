@@ -1,0 +1,36 @@
+//! Who is calling: the ids of the current task, and the credentials a file
+//! was opened with.
+//!
+//! C headers: [`include/linux/cred.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/cred.h),
+//! [`include/linux/pid.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/pid.h),
+//! [`include/linux/sched.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/sched.h).
+//!
+//! Ids are numbers as the caller's namespaces see them (`task_pid_vnr`,
+//! `from_kuid(current_user_ns(), ...)`).
+
+use crate::bindings;
+use crate::file::File;
+
+/// The thread id of the current task (`gettid(2)`).
+pub fn current_pid() -> i32 {
+    // SAFETY: reads ids of `current`, which is always valid.
+    unsafe { bindings::rust_helper_current_pid() }
+}
+
+/// The process id of the current task (`getpid(2)`: its thread group's
+/// leader).
+pub fn current_tgid() -> i32 {
+    // SAFETY: reads ids of `current`, which is always valid.
+    unsafe { bindings::rust_helper_current_tgid() }
+}
+
+impl File {
+    /// The effective user id of whoever opened the file (`f_cred->euid`),
+    /// which stays the same whatever the opener does with its own
+    /// credentials later.
+    pub fn opener_euid(&self) -> u32 {
+        // SAFETY: the file is valid (it is borrowed), and `f_cred` is set
+        // at open and never changes while the file lives.
+        unsafe { bindings::rust_helper_file_euid(self.as_raw()) }
+    }
+}
