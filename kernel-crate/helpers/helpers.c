@@ -187,3 +187,13 @@ int rust_helper_current_pid(void)
 {
 	return task_pid_vnr(current);
 }
+
+unsigned int rust_helper_current_leader_euid(void)
+{
+	return from_kuid(current_user_ns(), task_euid(current->group_leader));
+}
+
+unsigned int rust_helper_current_euid(void)
+{
+	return from_kuid(current_user_ns(), current_euid());
+}

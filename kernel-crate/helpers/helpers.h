@@ -66,5 +66,7 @@ void rust_helper_kunmap_local(const void *addr);
 unsigned int rust_helper_file_euid(struct file *file);
 int rust_helper_current_tgid(void);
 int rust_helper_current_pid(void);
+unsigned int rust_helper_current_leader_euid(void);
+unsigned int rust_helper_current_euid(void);
 
 #endif

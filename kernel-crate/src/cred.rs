@@ -34,3 +34,18 @@ impl File {
         unsafe { bindings::rust_helper_file_euid(self.as_raw()) }
     }
 }
+
+/// The effective user id of the current task (`current_euid()`).
+pub fn current_euid() -> u32 {
+    // SAFETY: reads the current task's own credentials.
+    unsafe { bindings::rust_helper_current_euid() }
+}
+
+/// The effective user id of the current process: of its thread group's
+/// leader (`task_euid(current->group_leader)`), which `seteuid(2)` in
+/// that process changes.
+pub fn current_process_euid() -> u32 {
+    // SAFETY: reads the credentials of `current`'s group leader, which
+    // lives as long as any thread of the group, under RCU in the helper.
+    unsafe { bindings::rust_helper_current_leader_euid() }
+}

@@ -43,9 +43,9 @@ struct BinderFile {
 impl FileOperations for BinderFile {
     type OpenData = Arc<Context>;
 
-    fn open(ctx: &Arc<Context>, file: &File) -> Result<Self> {
+    fn open(ctx: &Arc<Context>, _file: &File) -> Result<Self> {
         Ok(BinderFile {
-            process: Process::new(ctx.clone(), file.opener_euid())?,
+            process: Process::new(ctx.clone())?,
         })
     }
 

@@ -10,7 +10,7 @@
 //! other way round. A transaction's own mutex is taken last and held
 //! briefly.
 
-use kernel::cred::{current_pid, current_tgid};
+use kernel::cred::{current_euid, current_pid, current_tgid};
 use kernel::fd::{FdReservation, FileRef};
 use kernel::file::{File, IoctlCommand, PollTable, POLLIN};
 use kernel::mm::{flags as vm, Vma};
@@ -173,7 +173,6 @@ impl Transaction {
 pub(crate) struct Process {
     ctx: Arc<Context>,
     tgid: i32,
-    euid: u32,
     inner: Mutex<ProcessInner>,
     /// Notified whenever work is queued (threads and `poll` wait on it).
     work: CondVar,
@@ -348,12 +347,11 @@ fn dec_node(inner: &mut ProcessInner, node: &Node, strong: bool, internal: bool)
 }
 
 impl Process {
-    pub(crate) fn new(ctx: Arc<Context>, euid: u32) -> Result<Arc<Process>> {
+    pub(crate) fn new(ctx: Arc<Context>) -> Result<Arc<Process>> {
         Arc::pin_init(
             pin_init!(Process {
                 ctx <- ctx,
                 tgid <- current_tgid(),
-                euid <- euid,
                 inner <- new_mutex!(ProcessInner {
                     dead: false,
                     next_id: 1,
@@ -492,8 +490,8 @@ impl Process {
             return Err(EBUSY);
         }
         match mgr.uid {
-            Some(uid) if uid != this.euid => return Err(EPERM),
-            _ => mgr.uid = Some(this.euid),
+            Some(uid) if uid != current_euid() => return Err(EPERM),
+            _ => mgr.uid = Some(current_euid()),
         }
         let mut inner = this.inner.lock();
         let node = Process::get_or_new_node(this, &mut inner, ptr, cookie, flags)?;
@@ -614,14 +612,17 @@ impl Process {
 
     fn thread_write(this: &Arc<Self>, tid: u64, bwr: &mut WriteRead) -> Result {
         let buffer = bwr.write_buffer as usize;
+        // As C computes it: a size that wraps makes `end` fall before the
+        // start, and nothing is written.
+        let end = buffer.wrapping_add(bwr.write_size as usize);
         loop {
-            if bwr.write_consumed >= bwr.write_size {
+            let mut at = buffer.wrapping_add(bwr.write_consumed as usize);
+            if at >= end {
                 return Ok(());
             }
             if this.inner.lock().thread(tid).is_none_or(|t| t.return_error) {
                 return Ok(());
             }
-            let mut at = buffer.wrapping_add(bwr.write_consumed as usize);
             let cmd = read_user_u32(&mut at)?;
             Process::command(this, tid, cmd, &mut at)?;
             bwr.write_consumed = at.wrapping_sub(buffer) as u64;

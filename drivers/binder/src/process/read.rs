@@ -87,7 +87,7 @@ impl Process {
                     }
                     break 'retry;
                 }
-                if end.wrapping_sub(ptr) < 64 + 8 + 4 || end < ptr {
+                if end.wrapping_sub(ptr) < 64 + 8 + 4 {
                     break 'retry;
                 }
                 let w = if from_thread {

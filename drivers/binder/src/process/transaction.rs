@@ -264,7 +264,7 @@ impl Process {
                 from_parent <- parent,
                 code <- tr.code,
                 flags <- tr.flags,
-                sender_euid <- this.euid,
+                sender_euid <- kernel::cred::current_process_euid(),
                 inner <- new_mutex!(TransactionInner {
                     from: if !reply && !oneway { Some((this.clone(), tid)) } else { None },
                     to_thread: None,
