@@ -132,10 +132,14 @@ impl Allocator {
         self.buffers.iter().filter(|b| !b.free).map(|b| b.offset)
     }
 
+    // ANCHOR: free
     /// Frees the buffer at `offset` and merges it with free neighbours.
     /// Returns its target node, whose reference the caller drops.
     pub(crate) fn free(&mut self, offset: usize) -> Option<Arc<crate::process::Node>> {
-        let i = self.buffers.iter().position(|b| b.offset == offset)?;
+        let i = self
+            .buffers
+            .iter()
+            .position(|b| b.offset == offset && !b.free)?;
         if self.buffers[i].is_async {
             self.free_async_space += self.extent(i);
         }
@@ -151,6 +155,7 @@ impl Allocator {
         }
         node
     }
+    // ANCHOR_END: free
 
     /// Copies `data` into the mapping at `offset`.
     pub(crate) fn write(&self, mut offset: usize, mut data: &[u8]) -> Result {
