@@ -77,7 +77,9 @@ impl FdReservation {
     pub fn new_cloexec() -> Result<FdReservation> {
         // SAFETY: reserves in the current task's table; no preconditions.
         let fd = to_result(unsafe {
-            bindings::get_unused_fd_flags(bindings::RUST_CONST_HELPER_O_CLOEXEC as _)
+            bindings::get_unused_fd_flags(
+                bindings::RUST_CONST_HELPER_O_CLOEXEC as core::ffi::c_uint,
+            )
         })?;
         // INVARIANT: `get_unused_fd_flags` reserved `fd` for us.
         Ok(FdReservation {

@@ -78,7 +78,7 @@ impl Vma {
         let new = (self.flags() | set) & !clear;
         // SAFETY: the area is valid and its `mmap_lock` is held for
         // writing (see `from_raw`): the flags are ours to change.
-        unsafe { bindings::rust_helper_vma_set_flags(self.as_raw(), new as _) };
+        unsafe { bindings::rust_helper_vma_set_flags(self.as_raw(), new as core::ffi::c_ulong) };
     }
 
     // ANCHOR: insert_page
@@ -91,7 +91,9 @@ impl Vma {
         // writing (see `from_raw`), as `vm_insert_page` requires; the page
         // is allocated (by the invariants of `Page`), and `vm_insert_page`
         // checks the address against the area.
-        to_result(unsafe { bindings::vm_insert_page(self.as_raw(), address as _, page.as_raw()) })?;
+        to_result(unsafe {
+            bindings::vm_insert_page(self.as_raw(), address as core::ffi::c_ulong, page.as_raw())
+        })?;
         Ok(())
     }
     // ANCHOR_END: insert_page

@@ -56,14 +56,14 @@ struct RustBinder {
 }
 
 impl kernel::Module for RustBinder {
-    fn init(module: &'static ThisModule) -> Result<Self> {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
         let ctx = Arc::pin_init(
             kernel::pin_init!(Context {
                 manager <- new_mutex!(process::Manager::default(), "Context::manager"),
             }),
             GFP_KERNEL,
         )?;
-        let dev = miscdev::Registration::new_pinned(c_str!("rust-binder"), ctx, module)?;
+        let dev = miscdev::Registration::new_pinned(c_str!("rust-binder"), ctx)?;
         Ok(RustBinder { _dev: dev })
     }
 }
