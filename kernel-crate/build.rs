@@ -73,6 +73,8 @@ fn main() {
         .allowlist_var("MAX_ERRNO")
         .allowlist_var("O_(NONBLOCK|APPEND|TRUNC)")
         .allowlist_var("SEEK_(SET|CUR|END|DATA|HOLE)")
+        .allowlist_var("_IOC_(NR|TYPE|SIZE|DIR)(SHIFT|MASK)")
+        .allowlist_var("_IOC_(NONE|READ|WRITE)")
         .allowlist_type("kernel_param")
         .allowlist_type("kernel_param_ops")
         .allowlist_function("kernel_param_(un)?lock")

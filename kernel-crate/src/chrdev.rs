@@ -18,7 +18,7 @@ use crate::bindings;
 use crate::error::{code::EINVAL, to_result, Error, Result};
 use crate::file::FileOperations;
 use crate::init::{Opaque, PinInit};
-use crate::module::OWNER;
+use crate::module::ThisModule;
 use crate::registration::{self, Kind};
 
 /// A registered region of char devices whose files are `T`; dropping it
@@ -77,7 +77,7 @@ unsafe impl Kind for Chrdev {
             addr_of_mut!((*device).minors).write(minors);
             let cdev = Opaque::raw_get(addr_of_mut!((*device).cdev));
             bindings::cdev_init(cdev, fops);
-            bindings::rust_helper_cdev_set_owner(cdev, OWNER.as_raw());
+            bindings::rust_helper_cdev_set_owner(cdev, ThisModule::THIS.as_raw());
             cdev
         };
         // SAFETY: the cdev is initialised and pinned.

@@ -31,7 +31,7 @@ use crate::error::{
 };
 use crate::init::Opaque;
 use crate::mm::Vma;
-use crate::module::OWNER;
+use crate::module::ThisModule;
 use crate::sync::CondVar;
 use crate::user::{UserSlice, UserSliceReader, UserSliceWriter};
 
@@ -337,7 +337,7 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
             "define write or write_pos, not both"
         );
         bindings::file_operations {
-            owner: OWNER.as_raw(),
+            owner: ThisModule::THIS.as_raw(),
             open: Some(Self::open),
             release: Some(Self::release),
             read: if T::HAS_READ { Some(Self::read) } else { None },
@@ -439,19 +439,32 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         isize::try_from(n).map_err(|_| EINVAL)
     }
 
-    /// The offset a read or write starts at: `*ppos`, or 0 for a stream
-    /// (the VFS passes a null `ppos` to a file opened with `stream_open`).
-    /// `EINVAL` for a negative one, which the VFS refuses before us anyway.
+    /// What a read or write works on: the per-open state, the file, the
+    /// offset it starts at and the user buffer. The offset is `*ppos`, or 0
+    /// for a stream (the VFS passes a null `ppos` to a file opened with
+    /// `stream_open`); `EINVAL` for a negative one, which the VFS refuses
+    /// before us anyway.
     ///
     /// # Safety
     ///
-    /// `ppos` is null or valid for reads.
-    unsafe fn offset(ppos: *mut bindings::loff_t) -> Result<u64> {
-        if ppos.is_null() {
-            return Ok(0);
-        }
-        // SAFETY: the caller guarantees that a non-null `ppos` is valid.
-        u64::try_from(unsafe { *ppos }).map_err(|_| EINVAL)
+    /// `file` was opened by [`Self::open`] and is not released yet; `ppos`
+    /// is null or valid for reads.
+    unsafe fn io<'a>(
+        file: *mut bindings::file,
+        buf: usize,
+        len: usize,
+        ppos: *mut bindings::loff_t,
+    ) -> Result<(&'a T, &'a File, u64, UserSlice)> {
+        let pos = if ppos.is_null() {
+            0
+        } else {
+            // SAFETY: the caller guarantees that a non-null `ppos` is valid.
+            u64::try_from(unsafe { *ppos }).map_err(|_| EINVAL)?
+        };
+        // SAFETY: the caller guarantees that `open` opened the file, which
+        // is valid during the callback.
+        let (state, f) = unsafe { (Self::state(file), File::from_raw(file)) };
+        Ok((state, f, pos, UserSlice::new(buf, len)?))
     }
 
     unsafe extern "C" fn read(
@@ -463,13 +476,10 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         from_result(|| {
             // SAFETY: the VFS calls `read` only on a file that `open`
             // opened, with a valid or null `ppos`.
-            let (state, f, pos) =
-                unsafe { (Self::state(file), File::from_raw(file), Self::offset(ppos)?) };
-            let mut writer = UserSlice::new(buf.addr(), len)?.writer();
-            let n = state.read(f, &mut writer, pos)?;
-            let end = pos.saturating_add(n as u64);
+            let (state, f, pos, user) = unsafe { Self::io(file, buf.addr(), len, ppos)? };
+            let n = state.read(f, &mut user.writer(), pos)?;
             // SAFETY: `ppos` is null or valid, as above.
-            unsafe { Self::finish(n, len, end, ppos) }
+            unsafe { Self::finish(n, len, pos.saturating_add(n as u64), ppos) }
         })
     }
 
@@ -481,9 +491,8 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
     ) -> isize {
         from_result(|| {
             // SAFETY: as in `read`.
-            let (state, f, pos) =
-                unsafe { (Self::state(file), File::from_raw(file), Self::offset(ppos)?) };
-            let mut reader = UserSlice::new(buf.addr(), len)?.reader();
+            let (state, f, pos, user) = unsafe { Self::io(file, buf.addr(), len, ppos)? };
+            let mut reader = user.reader();
             let (n, end) = if T::HAS_WRITE_POS {
                 let mut end = pos;
                 (state.write_pos(f, &mut reader, &mut end)?, end)

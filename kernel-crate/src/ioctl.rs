@@ -6,32 +6,37 @@
 //! A command is a 32-bit number made of four fields, from the low bits up:
 //! the number `nr` (8 bits), the type `ty` (8 bits, a letter that names the
 //! driver), the size of the argument (14 bits) and the direction (2 bits:
-//! none, write = user to kernel, read = kernel to user). The C macros
-//! `_IO`, `_IOR`, `_IOW`, `_IOWR` and `_IOC_*` are macros, which bindgen
-//! cannot translate; they are `const fn`s here, checked against the values
-//! C computes by the assertions at the end of this file, which run at every
-//! build.
+//! none, write = user to kernel, read = kernel to user). The widths and
+//! positions of the fields are constants of the C headers, which bindgen
+//! gives us; the function-like macros `_IO`, `_IOR`, `_IOW`, `_IOWR` and
+//! `_IOC_*` it cannot translate, so they are `const fn`s here, checked
+//! against the values C computes by the assertions at the end of this
+//! file, which run at every build.
 
 // ANCHOR: ioctl_fields
-const NRBITS: u32 = 8;
-const TYPEBITS: u32 = 8;
-const SIZEBITS: u32 = 14;
-const NRSHIFT: u32 = 0;
-const TYPESHIFT: u32 = NRSHIFT + NRBITS;
-const SIZESHIFT: u32 = TYPESHIFT + TYPEBITS;
-const DIRSHIFT: u32 = SIZESHIFT + SIZEBITS;
+use crate::bindings;
+
+// The fields' widths and positions, from the C headers.
+const NRSHIFT: u32 = bindings::_IOC_NRSHIFT;
+const TYPESHIFT: u32 = bindings::_IOC_TYPESHIFT;
+const SIZESHIFT: u32 = bindings::_IOC_SIZESHIFT;
+const DIRSHIFT: u32 = bindings::_IOC_DIRSHIFT;
+const NRMASK: u32 = bindings::_IOC_NRMASK;
+const TYPEMASK: u32 = bindings::_IOC_TYPEMASK;
+const SIZEMASK: u32 = bindings::_IOC_SIZEMASK;
+const DIRMASK: u32 = bindings::_IOC_DIRMASK;
 
 /// No data is transferred.
-pub const IOC_NONE: u32 = 0;
+pub const IOC_NONE: u32 = bindings::_IOC_NONE;
 /// User space writes, the kernel reads (`_IOW`).
-pub const IOC_WRITE: u32 = 1;
+pub const IOC_WRITE: u32 = bindings::_IOC_WRITE;
 /// The kernel writes, user space reads (`_IOR`).
-pub const IOC_READ: u32 = 2;
+pub const IOC_READ: u32 = bindings::_IOC_READ;
 
 /// `_IOC(dir, ty, nr, size)`. A `size` that does not fit the 14-bit field
 /// is a compile-time error when used in a `const`.
 pub const fn ioc(dir: u32, ty: u8, nr: u8, size: usize) -> u32 {
-    assert!(size < (1 << SIZEBITS), "ioctl argument too large");
+    assert!(size <= SIZEMASK as usize, "ioctl argument too large");
     (dir << DIRSHIFT)
         | ((ty as u32) << TYPESHIFT)
         | ((nr as u32) << NRSHIFT)
@@ -61,22 +66,22 @@ pub const fn iowr<T>(ty: u8, nr: u8) -> u32 {
 
 /// `_IOC_DIR(cmd)`: [`IOC_NONE`], or [`IOC_READ`] and/or [`IOC_WRITE`].
 pub const fn dir(cmd: u32) -> u32 {
-    (cmd >> DIRSHIFT) & ((1 << 2) - 1)
+    (cmd >> DIRSHIFT) & DIRMASK
 }
 
 /// `_IOC_TYPE(cmd)`.
 pub const fn ty(cmd: u32) -> u8 {
-    ((cmd >> TYPESHIFT) & ((1 << TYPEBITS) - 1)) as u8
+    ((cmd >> TYPESHIFT) & TYPEMASK) as u8
 }
 
 /// `_IOC_NR(cmd)`.
 pub const fn nr(cmd: u32) -> u8 {
-    ((cmd >> NRSHIFT) & ((1 << NRBITS) - 1)) as u8
+    ((cmd >> NRSHIFT) & NRMASK) as u8
 }
 
 /// `_IOC_SIZE(cmd)`.
 pub const fn size(cmd: u32) -> usize {
-    ((cmd >> SIZESHIFT) & ((1 << SIZEBITS) - 1)) as usize
+    ((cmd >> SIZESHIFT) & SIZEMASK) as usize
 }
 
 // The values C computes (checked with a C program against the 6.1 headers):

@@ -38,27 +38,17 @@ unsafe extern "C" {
     static __this_module: bindings::module;
 }
 
-/// The module this crate is linked into, for tables built at compile time
-/// (`file_operations.owner`, `cdev.owner`), as `THIS_MODULE` is in C.
-// INVARIANT: `__this_module` of the module this code is linked into (see
-// the declaration above).
-pub(crate) const OWNER: ThisModule = ThisModule(&raw const __this_module as *mut bindings::module);
-
 // SAFETY: `ThisModule` only hands out the pointer; the kernel synchronises
 // access to the `struct module` it points to.
 unsafe impl Sync for ThisModule {}
 
 impl ThisModule {
-    /// Wraps the module's `__this_module`.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` must be the `__this_module` that modpost generates for the module
-    /// this code is linked into.
-    pub const unsafe fn from_ptr(ptr: *mut bindings::module) -> Self {
-        // INVARIANT: the caller guarantees that `ptr` is `__this_module`.
-        Self(ptr)
-    }
+    /// The module this code is linked into, `THIS_MODULE` in C: the
+    /// `module!` macro's `THIS_MODULE`, and the owner of the tables this
+    /// crate builds at compile time (`file_operations.owner`).
+    // INVARIANT: `__this_module` of the module this code is linked into
+    // (see the declaration above).
+    pub const THIS: ThisModule = ThisModule(&raw const __this_module as *mut bindings::module);
 
     /// Returns the raw pointer, for C functions that take an owner.
     pub const fn as_raw(&self) -> *mut bindings::module {

@@ -37,9 +37,8 @@ use crate::bindings;
 use crate::error::{code::EINVAL, from_result, Result};
 use crate::module::ThisModule;
 
-/// The size of the buffer the kernel hands to `get`: one page (`PAGE_SIZE`
-/// on x86-64).
-const GET_BUFFER_SIZE: usize = 4096;
+/// The size of the buffer the kernel hands to `get`: one page.
+const GET_BUFFER_SIZE: usize = bindings::RUST_CONST_HELPER_PAGE_SIZE;
 
 /// The capacity, in bytes, of a `str` parameter declared without one: the
 /// longest string C's `charp` parameters accept.

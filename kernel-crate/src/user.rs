@@ -58,44 +58,44 @@ impl UserSlice {
     // ANCHOR: reader_writer
     /// A reader over the whole range.
     pub fn reader(self) -> UserSliceReader {
-        // INVARIANT: inherited from `self`.
-        UserSliceReader {
-            addr: self.addr,
-            len: self.len,
-        }
+        UserSliceReader(self)
     }
 
     /// A writer over the whole range.
     pub fn writer(self) -> UserSliceWriter {
-        // INVARIANT: inherited from `self`.
-        UserSliceWriter {
-            addr: self.addr,
-            len: self.len,
-        }
+        UserSliceWriter(self)
     }
     // ANCHOR_END: reader_writer
+
+    /// Copies the first `n` bytes of the range with `copy`, which gets
+    /// their user address and returns how many bytes it could *not* copy
+    /// (as `copy_from_user` and `copy_to_user` do), and leaves the range
+    /// just past them. `EFAULT`, and the range unchanged, if fewer than `n`
+    /// bytes are left or not all of them were copied.
+    fn copy_front(&mut self, n: usize, copy: impl FnOnce(usize) -> c_ulong) -> Result {
+        if n > self.len || copy(self.addr) != 0 {
+            return Err(EFAULT);
+        }
+        // INVARIANT: `n <= len`, so the new end is the old one.
+        self.addr += n;
+        self.len -= n;
+        Ok(())
+    }
 }
 
 /// Reads user memory from the front of a [`UserSlice`].
-///
-/// # Invariants
-///
-/// `addr + len` does not overflow `usize`.
-pub struct UserSliceReader {
-    addr: usize,
-    len: usize,
-}
+pub struct UserSliceReader(UserSlice);
 
 // ANCHOR: reader
 impl UserSliceReader {
     /// How many bytes are left to read.
     pub fn len(&self) -> usize {
-        self.len
+        self.0.len()
     }
 
     /// Whether nothing is left to read.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.0.is_empty()
     }
 
     /// Fills `out` from user memory and advances past it. `EFAULT` if
@@ -103,26 +103,18 @@ impl UserSliceReader {
     /// read; after an error, `out` may hold part of the data.
     pub fn read_slice(&mut self, out: &mut [u8]) -> Result {
         let n = out.len();
-        if n > self.len {
-            return Err(EFAULT);
-        }
-        // SAFETY: `out` is valid for writes of `n` bytes. The user address
-        // is checked by `copy_from_user` itself (access_ok and the
-        // exception table), which never faults the kernel.
-        let left = unsafe {
-            bindings::rust_helper_copy_from_user(
-                out.as_mut_ptr().cast::<c_void>(),
-                self.addr as *const c_void,
-                n as c_ulong,
-            )
-        };
-        if left != 0 {
-            return Err(EFAULT);
-        }
-        // INVARIANT: `n <= len`, so the new end is the old one.
-        self.addr += n;
-        self.len -= n;
-        Ok(())
+        self.0.copy_front(n, |user| {
+            // SAFETY: `out` is valid for writes of `n` bytes. The user
+            // address is checked by `copy_from_user` itself (access_ok and
+            // the exception table), which never faults the kernel.
+            unsafe {
+                bindings::rust_helper_copy_from_user(
+                    out.as_mut_ptr().cast::<c_void>(),
+                    user as *const c_void,
+                    n as c_ulong,
+                )
+            }
+        })
     }
     // ANCHOR_END: reader
 
@@ -137,7 +129,7 @@ impl UserSliceReader {
     /// everyone who waits for a lock held across it waits as long, in an
     /// uninterruptible `mutex_lock`.
     pub fn read_vec(&mut self, len: usize, flags: Flags) -> Result<KVec<u8>> {
-        if len > self.len {
+        if len > self.len() {
             return Err(EFAULT);
         }
         let mut out = KVec::with_capacity(len, flags)?;
@@ -162,24 +154,17 @@ impl UserSliceReader {
 }
 
 /// Writes user memory at the front of a [`UserSlice`].
-///
-/// # Invariants
-///
-/// `addr + len` does not overflow `usize`.
-pub struct UserSliceWriter {
-    addr: usize,
-    len: usize,
-}
+pub struct UserSliceWriter(UserSlice);
 
 impl UserSliceWriter {
     /// How many bytes are left to write.
     pub fn len(&self) -> usize {
-        self.len
+        self.0.len()
     }
 
     /// Whether nothing is left to write.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.0.is_empty()
     }
 
     // ANCHOR: writer
@@ -188,25 +173,17 @@ impl UserSliceWriter {
     /// written; after an error, part of `data` may have been written.
     pub fn write_slice(&mut self, data: &[u8]) -> Result {
         let n = data.len();
-        if n > self.len {
-            return Err(EFAULT);
-        }
-        // SAFETY: `data` is valid for reads of `n` bytes; `copy_to_user`
-        // checks the user address itself and never faults the kernel.
-        let left = unsafe {
-            bindings::rust_helper_copy_to_user(
-                self.addr as *mut c_void,
-                data.as_ptr().cast::<c_void>(),
-                n as c_ulong,
-            )
-        };
-        if left != 0 {
-            return Err(EFAULT);
-        }
-        // INVARIANT: `n <= len`, so the new end is the old one.
-        self.addr += n;
-        self.len -= n;
-        Ok(())
+        self.0.copy_front(n, |user| {
+            // SAFETY: `data` is valid for reads of `n` bytes; `copy_to_user`
+            // checks the user address itself and never faults the kernel.
+            unsafe {
+                bindings::rust_helper_copy_to_user(
+                    user as *mut c_void,
+                    data.as_ptr().cast::<c_void>(),
+                    n as c_ulong,
+                )
+            }
+        })
     }
     // ANCHOR_END: writer
 }

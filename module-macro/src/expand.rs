@@ -43,8 +43,7 @@ fn fallback() -> TokenStream {
     quote! {
         const __LOG_PREFIX: &[u8] = b"module\0";
 
-        static THIS_MODULE: ::kernel::ThisModule =
-            unsafe { ::kernel::ThisModule::from_ptr(::core::ptr::null_mut()) };
+        static THIS_MODULE: ::kernel::ThisModule = ::kernel::ThisModule::THIS;
     }
 }
 
@@ -68,8 +67,6 @@ fn generate(module: &Module) -> TokenStream {
 
     // The `// SAFETY:` comments of the contract cannot be emitted (comments
     // are not tokens); the reasoning is kept here:
-    // - `from_ptr`: `__this_module` is defined by modpost for every loadable
-    //   module and lives as long as the module.
     // - `init`: the kernel calls `init_module` once, before `cleanup_module`,
     //   never concurrently with it.
     // - `exit`: the kernel calls `cleanup_module` once, after `init_module`
@@ -80,17 +77,8 @@ fn generate(module: &Module) -> TokenStream {
         /// The module name, used by the `pr_*!` macros as the log prefix.
         const __LOG_PREFIX: &[u8] = #log_prefix;
 
-        unsafe extern "C" {
-            /// Defined in the module's `.mod.c`, which modpost generates.
-            static __this_module: ::kernel::bindings::module;
-        }
-
         /// This module, as the kernel knows it.
-        static THIS_MODULE: ::kernel::ThisModule = unsafe {
-            ::kernel::ThisModule::from_ptr(
-                &raw const __this_module as *mut ::kernel::bindings::module,
-            )
-        };
+        static THIS_MODULE: ::kernel::ThisModule = ::kernel::ThisModule::THIS;
 
         #(#params)*
 

@@ -45,7 +45,7 @@
 //!   `license` and `alias` string, as C's `MODULE_INFO` does;
 //! - `__LOG_PREFIX`, the module name as a NUL-terminated byte string, which
 //!   the `pr_*!` macros use;
-//! - `THIS_MODULE`, a `kernel::ThisModule` for `__this_module`;
+//! - `THIS_MODULE`, the `kernel::ThisModule` of `__this_module`;
 //! - per parameter, its `parm` and `parmtype` strings in `.modinfo`, its
 //!   value, its `kernel_param_ops` and its `struct kernel_param` in the
 //!   `__param` section, as C's `module_param` makes;

@@ -34,17 +34,8 @@ static __MODINFO_ALIAS_1: [u8; 10] = *b"alias=hey\0";
 /// The module name, used by the `pr_*!` macros as the log prefix.
 const __LOG_PREFIX: &[u8] = b"hello\0";
 
-unsafe extern "C" {
-    /// Defined in the module's `.mod.c`, which modpost generates.
-    static __this_module: ::kernel::bindings::module;
-}
-
 /// This module, as the kernel knows it.
-static THIS_MODULE: ::kernel::ThisModule = unsafe {
-    ::kernel::ThisModule::from_ptr(
-        &raw const __this_module as *mut ::kernel::bindings::module,
-    )
-};
+static THIS_MODULE: ::kernel::ThisModule = ::kernel::ThisModule::THIS;
 
 static __MODULE: ::kernel::module::ModuleSlot<crate::Hello> = ::kernel::module::ModuleSlot::new();
 

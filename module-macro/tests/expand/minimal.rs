@@ -11,17 +11,8 @@ static __MODINFO_LICENSE: [u8; 12] = *b"license=GPL\0";
 /// The module name, used by the `pr_*!` macros as the log prefix.
 const __LOG_PREFIX: &[u8] = b"hello\0";
 
-unsafe extern "C" {
-    /// Defined in the module's `.mod.c`, which modpost generates.
-    static __this_module: ::kernel::bindings::module;
-}
-
 /// This module, as the kernel knows it.
-static THIS_MODULE: ::kernel::ThisModule = unsafe {
-    ::kernel::ThisModule::from_ptr(
-        &raw const __this_module as *mut ::kernel::bindings::module,
-    )
-};
+static THIS_MODULE: ::kernel::ThisModule = ::kernel::ThisModule::THIS;
 
 static __MODULE: ::kernel::module::ModuleSlot<Hello> = ::kernel::module::ModuleSlot::new();
 

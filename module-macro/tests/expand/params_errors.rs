@@ -37,6 +37,4 @@
 
 const __LOG_PREFIX: &[u8] = b"module\0";
 
-static THIS_MODULE: ::kernel::ThisModule = unsafe {
-    ::kernel::ThisModule::from_ptr(::core::ptr::null_mut())
-};
+static THIS_MODULE: ::kernel::ThisModule = ::kernel::ThisModule::THIS;
