@@ -125,9 +125,9 @@ impl Completion {
     /// completion has an event, and takes it.
     pub(crate) fn wait(&self) {
         // TODO-BEGIN
-        // SAFETY: `inner` is initialised and pinned (type invariant); the
-        // caller may sleep (a completion is only waited for in process
-        // context, which `&self` from a thread or a file operation is).
+        // SAFETY: `inner` is initialised and pinned (type invariant).
+        // (Sleeping where that is not allowed is a bug the kernel reports,
+        // not a memory-safety condition: mainline's waits are safe too.)
         unsafe { bindings::wait_for_completion(self.inner.as_raw()) };
         // TODO-ELSE
         // // TODO: `bindings::wait_for_completion`.
