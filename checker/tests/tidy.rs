@@ -128,6 +128,7 @@ fn labs_from_03_have_a_differential_step() {
         lab-07: random-offsets
         lab-08: random-counts
         lab-09: random-counts
+        lab-10: random-buffers
     "#]]
     .assert_eq(&(differential.join("\n") + "\n"));
 }

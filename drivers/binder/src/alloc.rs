@@ -1,4 +1,9 @@
+// TODO-BEGIN
 //! The buffer allocator: carves a process's mapping (at most 4 MiB) into
+// TODO-ELSE
+// //! Lab 10: the buffer allocator, whose `alloc` and `free` are yours to
+// //! write (the `TODO`s). It carves a process's mapping (at most 4 MiB) into
+// TODO-END
 //! buffers for incoming transactions, best fit, as C's `binder_alloc.c`
 //! does, so that buffer addresses come out the same.
 //!
@@ -82,6 +87,7 @@ impl Allocator {
         offsets_size: usize,
         is_async: bool,
     ) -> Result<usize> {
+        // TODO-BEGIN
         let size = align8(data_size)
             .zip(align8(offsets_size))
             .and_then(|(d, o)| d.checked_add(o))
@@ -117,6 +123,19 @@ impl Allocator {
             self.free_async_space -= size;
         }
         Ok(b.offset)
+        // TODO-ELSE
+        // // TODO: the size is both parts rounded up to 8 bytes (`align8`),
+        // // at least 8 (`PTR_SIZE`); `EINVAL` if the sum overflows. A
+        // // one-way buffer must fit in `free_async_space`, which it then
+        // // uses up (else `ENOSPC`). Take the smallest free buffer whose
+        // // `extent` fits (the first of equals; none: `ENOSPC`), split off
+        // // what is left as a new free buffer just after it (`insert`), and
+        // // mark it allocated with the sizes, `is_async`, no target node and
+        // // `allow_user_free` false.
+        // let _ = (data_size, offsets_size, is_async, PTR_SIZE, align8(0));
+        // let _ = (self.extent(0), self.free_async_space);
+        // Err(ENOSPC)
+        // TODO-END
     }
     // ANCHOR_END: alloc
 
@@ -136,6 +155,7 @@ impl Allocator {
     /// Frees the buffer at `offset` and merges it with free neighbours.
     /// Returns its target node, whose reference the caller drops.
     pub(crate) fn free(&mut self, offset: usize) -> Option<Arc<crate::process::Node>> {
+        // TODO-BEGIN
         let i = self
             .buffers
             .iter()
@@ -154,6 +174,15 @@ impl Allocator {
             self.buffers.remove(i);
         }
         node
+        // TODO-ELSE
+        // // TODO: find the buffer at `offset`; a one-way one gives its
+        // // `extent` back to `free_async_space`. Mark it free, take its
+        // // target node (to return), and merge it with the next buffer and
+        // // then the previous one when they are free (`remove`), so that
+        // // free space is never split in two.
+        // let _ = offset;
+        // None
+        // TODO-END
     }
     // ANCHOR_END: free
 
