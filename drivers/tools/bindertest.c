@@ -2348,10 +2348,33 @@ static int bench_oneway(int count)
 	return shm->failed != 0;
 }
 
+/* A benchmark that hangs (a lost wake-up in the driver) must end the
+ * guest step, not the guest's time limit: after this long the whole
+ * process group is killed, with a message naming the benchmark. */
+#define BENCH_TIMEOUT 300
+
+static const char *bench_name;
+
+static void bench_timeout(int sig)
+{
+	char msg[128];
+	int n = snprintf(msg, sizeof(msg), "bindertest: %s did not finish within %d s\n",
+			 bench_name, BENCH_TIMEOUT);
+
+	(void)sig;
+	if (write(2, msg, n) < 0 || write(1, msg, n) < 0)
+		_exit(3);
+	kill(0, SIGKILL);
+}
+
 static int bench(int argc, char **argv)
 {
 	int ret;
 
+	bench_name = argv[2];
+	setpgid(0, 0);
+	signal(SIGALRM, bench_timeout);
+	alarm(BENCH_TIMEOUT);
 	roles[0].pid = getpid();
 	nroles = 1;
 	if (argc == 5 && !strcmp(argv[2], "bench-latency"))
