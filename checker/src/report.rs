@@ -382,31 +382,7 @@ fn junit_output(r: &LabResult) -> String {
 pub fn summary_table(entries: &[Entry]) -> String {
     if entries.iter().all(|e| e.student.is_empty()) {
         // `checker run` and `checker fixtures`: one row per lab.
-        let rows: Vec<[String; 3]> = entries
-            .iter()
-            .map(|e| {
-                let r = &e.result;
-                let line = r.verdict.line.as_deref().unwrap_or("");
-                [
-                    r.lab.clone(),
-                    format!("{}/{}", r.earned, r.points),
-                    format!("{} {line}", r.verdict.short())
-                        .trim_end()
-                        .to_owned(),
-                ]
-            })
-            .collect();
-        let w0 = rows.iter().map(|r| r[0].len()).max().unwrap_or(0).max(3);
-        let w1 = rows.iter().map(|r| r[1].len()).max().unwrap_or(0).max(6);
-        let mut out = format!("{:<w0$}  {:<w1$}  verdict\n", "lab", "points");
-        for r in &rows {
-            out.push_str(&format!("{:<w0$}  {:<w1$}  {}\n", r[0], r[1], r[2]));
-        }
-        let (earned, points) = entries.iter().fold((0, 0), |(a, b), e| {
-            (a + e.result.earned, b + e.result.points)
-        });
-        out.push_str(&format!("{:<w0$}  {earned}/{points}\n", "total"));
-        return out;
+        return lab_rows(entries);
     }
     let mut labs: Vec<&str> = entries.iter().map(|e| e.result.lab.as_str()).collect();
     labs.sort_unstable();
@@ -468,6 +444,35 @@ pub fn summary_table(entries: &[Entry]) -> String {
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
     }
+    out
+}
+
+/// The summary of runs of one tree: one row per lab.
+fn lab_rows(entries: &[Entry]) -> String {
+    let rows: Vec<[String; 3]> = entries
+        .iter()
+        .map(|e| {
+            let r = &e.result;
+            let line = r.verdict.line.as_deref().unwrap_or("");
+            [
+                r.lab.clone(),
+                format!("{}/{}", r.earned, r.points),
+                format!("{} {line}", r.verdict.short())
+                    .trim_end()
+                    .to_owned(),
+            ]
+        })
+        .collect();
+    let w0 = rows.iter().map(|r| r[0].len()).max().unwrap_or(0).max(3);
+    let w1 = rows.iter().map(|r| r[1].len()).max().unwrap_or(0).max(6);
+    let mut out = format!("{:<w0$}  {:<w1$}  verdict\n", "lab", "points");
+    for r in &rows {
+        out.push_str(&format!("{:<w0$}  {:<w1$}  {}\n", r[0], r[1], r[2]));
+    }
+    let (earned, points) = entries.iter().fold((0, 0), |(a, b), e| {
+        (a + e.result.earned, b + e.result.points)
+    });
+    out.push_str(&format!("{:<w0$}  {earned}/{points}\n", "total"));
     out
 }
 
