@@ -384,3 +384,36 @@ pub fn run_cmd(args: &RunArgs) -> Result<bool> {
     let entries = run_and_report(&jobs, args.jobs.unwrap_or_else(default_jobs), &out)?;
     Ok(entries.iter().all(|e| e.result.passed()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ::vm::accel::AccelChoice;
+    use crate::debugkernel::KernelChoice;
+
+    /// What the parent writes on a child's standard input is what the
+    /// child reads back: every flag, the clap values by their names.
+    #[test]
+    fn a_request_reaches_the_child_whole() {
+        let req = LabRequest {
+            step: Some(3),
+            kernel: Some(KernelChoice::Debug),
+            seed: Some(42),
+            extra: Some("/course".into()),
+            reference: Some("/out/reference/lab-04".into()),
+            ..request(
+                "lab-04",
+                true,
+                GuestArgs {
+                    timeout: Some(90),
+                    accel: Some(AccelChoice::Tcg),
+                },
+            )
+        };
+        let line = serde_json::to_string(&req).unwrap();
+        assert!(line.contains(r#""accel":"tcg""#) && line.contains(r#""kernel":"debug""#));
+        assert_eq!(serde_json::from_str::<LabRequest>(&line).unwrap(), req);
+        let bad = line.replace(r#""tcg""#, r#""fast""#);
+        assert!(serde_json::from_str::<LabRequest>(&bad).is_err());
+    }
+}
