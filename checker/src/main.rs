@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
-use checker::events::{JsonLines, Reporter};
+use checker::report::terminal::Terminal;
+use checker::run::events::{JsonLines, Reporter};
 use checker::run::{self, GuestArgs, LabRequest};
-use checker::terminal::Terminal;
-use checker::{setup, workspace};
+use checker::{tools::setup, tools::workspace};
 
 /// Sets up the machine, builds a lab's kernel module, runs it in a QEMU
 /// guest and grades each step against the lab's expected snapshots.
@@ -24,7 +24,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// The book's mdBook preprocessor: solution pages without the skeleton
-    /// markers (see checker::skeleton).
+    /// markers (see checker::tools::skeleton).
     #[command(hide = true)]
     MdbookSolutions {
         /// `supports RENDERER`, as mdBook asks first.
@@ -64,15 +64,15 @@ enum Cmd {
         image: PathBuf,
     },
     /// Run one lab, or every lab (--all), several at a time (-j), with reports.
-    Run(checker::jobs::RunArgs),
+    Run(checker::batch::jobs::RunArgs),
     /// Grade a folder of submissions (one folder or patch per student).
-    Grade(checker::gradedir::GradeArgs),
+    Grade(checker::batch::gradedir::GradeArgs),
     /// Run the checker's broken-module fixtures and compare their verdicts.
-    Fixtures(checker::fixtures::FixturesArgs),
+    Fixtures(checker::batch::fixtures::FixturesArgs),
     /// Check the set-up and say what is wrong and how to fix it.
     Doctor,
     /// Rebuild and re-grade a lab every time one of its sources is saved.
-    Watch(checker::watch::WatchArgs),
+    Watch(checker::tools::watch::WatchArgs),
     /// Start a driver in a repository of its own: copy drivers/template to
     /// DIR with the path of this workbook's kernel crate filled in; then
     /// `checker lab DIR` builds and grades it.
@@ -89,7 +89,7 @@ enum Cmd {
         #[arg(long)]
         student: Option<String>,
         /// Gradescope's visibility of every test.
-        #[arg(long, default_value = "visible", value_parser = checker::gradescope::VISIBILITIES)]
+        #[arg(long, default_value = "visible", value_parser = checker::report::gradescope::VISIBILITIES)]
         visibility: String,
         /// Write here instead of standard output.
         #[arg(long, value_name = "FILE")]
@@ -149,125 +149,154 @@ fn main() -> ExitCode {
 }
 
 fn real_main(cli: Cli) -> Result<bool> {
+    use checker::{batch, tools};
     match cli.command {
-        Cmd::Setup { no_book, browser } => {
-            let started = std::time::Instant::now();
-            setup::ensure(&setup::Options {
-                book: !no_book,
-                browser,
-                verbose: true,
-            })?;
-            println!("setup: done ({:.1} s)", started.elapsed().as_secs_f64());
-            Ok(true)
-        }
+        Cmd::Setup { no_book, browser } => setup_cmd(no_book, browser),
         Cmd::Lab {
             request,
             result_json,
         } => lab(&request, &mut Terminal::stdout(), result_json.as_deref()),
-        Cmd::ChildRun => {
-            let mut line = String::new();
-            std::io::stdin()
-                .read_line(&mut line)
-                .context("cannot read the request")?;
-            let req: LabRequest = serde_json::from_str(&line).context("invalid request")?;
-            lab(&req, &mut JsonLines(std::io::stdout()), None)
-        }
-        Cmd::VmDebug => {
-            vm::install_interrupt_handler()?;
-            let started = std::time::Instant::now();
-            let dk = checker::debugkernel::ensure(&vm::cache_root())?;
-            println!(
-                "vm-debug: ready ({:.1} s): kernel tree {}",
-                started.elapsed().as_secs_f64(),
-                dk.tree().display()
-            );
-            Ok(true)
-        }
+        Cmd::ChildRun => child_run(),
+        Cmd::VmDebug => vm_debug(),
         Cmd::ResetPackages { image } => reset_packages(&image),
-        Cmd::NewDriver { dir } => {
-            let root = workspace::root()?;
-            checker::newdriver::create(&root, &dir)?;
-            println!(
-                "new-driver: {} (build and grade it with `cargo run -q -p checker -- lab {}`)",
-                dir.display(),
-                dir.display()
-            );
-            Ok(true)
-        }
+        Cmd::NewDriver { dir } => new_driver(&dir),
         Cmd::Gradescope {
             report,
             student,
             visibility,
             out,
         } => gradescope(&report, student.as_deref(), &visibility, out.as_deref()),
-        Cmd::Doctests => {
-            let root = workspace::root()?;
-            let dest = root.join("target/doctests");
-            let n = checker::doctests::generate(&root, &dest)?;
-            println!(
-                "doctests: {n} examples in {}",
-                dest.join("src/lib.rs").display()
-            );
-            Ok(true)
-        }
-        Cmd::Doc => {
-            checker::docs::build(&workspace::root()?, &run::ensure_quiet()?)?;
-            Ok(true)
-        }
-        Cmd::Sizes => {
-            let root = workspace::root()?;
-            let tc = run::ensure_quiet()?;
-            print!("{}", checker::sizes::run(&root, &tc)?);
-            if let Some(binder) = checker::sizes::binder(&root, &tc)? {
-                print!("\n{binder}");
-            }
-            Ok(true)
-        }
-        Cmd::BenchBinder { count, out } => {
-            vm::install_interrupt_handler()?;
-            let root = workspace::root()?;
-            let tc = run::ensure_quiet()?;
-            let opts = checker::binderbench::Options { count, out };
-            print!("{}", checker::binderbench::run(&root, &tc, &opts)?);
-            Ok(true)
-        }
-        Cmd::Verify { guest } => {
-            vm::install_interrupt_handler()?;
-            let root = workspace::root()?;
-            let tc = run::ensure_quiet()?;
-            let opts = guest.lab_options(true, false)?;
-            let rows = run::verify(&root, &tc, &opts, &mut Terminal::stdout())?;
-            print!("{}", run::verify_table(&rows));
-            Ok(!rows.is_empty() && rows.iter().all(|r| r.ok()))
-        }
-        Cmd::Run(args) => checker::jobs::run_cmd(&args),
-        Cmd::Grade(args) => checker::gradedir::grade_cmd(&args),
-        Cmd::Fixtures(args) => checker::fixtures::run_cmd(&args),
-        Cmd::Doctor => checker::doctor::run(),
+        Cmd::Doctests => doctests(),
+        Cmd::Doc => done(tools::docs::build(
+            &workspace::root()?,
+            &run::ensure_quiet()?,
+        )),
+        Cmd::Sizes => sizes(),
+        Cmd::BenchBinder { count, out } => bench_binder(count, out),
+        Cmd::Verify { guest } => verify(guest),
+        Cmd::Run(args) => batch::jobs::run_cmd(&args),
+        Cmd::Grade(args) => batch::gradedir::grade_cmd(&args),
+        Cmd::Fixtures(args) => batch::fixtures::run_cmd(&args),
+        Cmd::Doctor => tools::doctor::run(),
         Cmd::Kdir => {
-            println!("{}", checker::probe::kdir()?.display());
+            println!("{}", tools::probe::kdir()?.display());
             Ok(true)
         }
-        Cmd::Clippy => {
-            let root = workspace::root()?;
-            checker::exec::clippy(&root, &run::ensure_quiet()?)?;
-            Ok(true)
-        }
-        Cmd::Clean => {
-            checker::exec::clean(&workspace::root()?)?;
-            Ok(true)
-        }
-        Cmd::MdbookSolutions { args } => {
-            if args.first().map(String::as_str) == Some("supports") {
-                return Ok(true);
-            }
-            let mut input = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)?;
-            print!("{}", checker::skeleton::mdbook_preprocess(&input)?);
-            Ok(true)
-        }
-        Cmd::Watch(args) => checker::watch::run(&args),
+        Cmd::Clippy => done(tools::exec::clippy(
+            &workspace::root()?,
+            &run::ensure_quiet()?,
+        )),
+        Cmd::Clean => done(tools::exec::clean(&workspace::root()?)),
+        Cmd::MdbookSolutions { args } => mdbook_solutions(&args),
+        Cmd::Watch(args) => tools::watch::run(&args),
     }
+}
+
+/// A command that succeeds when it returns.
+fn done<T>(r: Result<T>) -> Result<bool> {
+    r.map(|_| true)
+}
+
+/// `checker setup`.
+fn setup_cmd(no_book: bool, browser: bool) -> Result<bool> {
+    let started = std::time::Instant::now();
+    setup::ensure(&setup::Options {
+        book: !no_book,
+        browser,
+        verbose: true,
+    })?;
+    println!("setup: done ({:.1} s)", started.elapsed().as_secs_f64());
+    Ok(true)
+}
+
+/// `checker child-run`: the request on standard input, the events on
+/// standard output.
+fn child_run() -> Result<bool> {
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .context("cannot read the request")?;
+    let req: LabRequest = serde_json::from_str(&line).context("invalid request")?;
+    lab(&req, &mut JsonLines(std::io::stdout()), None)
+}
+
+/// `checker vm-debug`.
+fn vm_debug() -> Result<bool> {
+    vm::install_interrupt_handler()?;
+    let started = std::time::Instant::now();
+    let dk = checker::tools::debugkernel::ensure(&vm::cache_root())?;
+    println!(
+        "vm-debug: ready ({:.1} s): kernel tree {}",
+        started.elapsed().as_secs_f64(),
+        dk.tree().display()
+    );
+    Ok(true)
+}
+
+/// `checker new-driver DIR`.
+fn new_driver(dir: &Path) -> Result<bool> {
+    checker::tools::newdriver::create(&workspace::root()?, dir)?;
+    println!(
+        "new-driver: {} (build and grade it with `cargo run -q -p checker -- lab {}`)",
+        dir.display(),
+        dir.display()
+    );
+    Ok(true)
+}
+
+/// `checker doctests`.
+fn doctests() -> Result<bool> {
+    let root = workspace::root()?;
+    let dest = root.join("target/doctests");
+    let n = checker::tools::doctests::generate(&root, &dest)?;
+    println!(
+        "doctests: {n} examples in {}",
+        dest.join("src/lib.rs").display()
+    );
+    Ok(true)
+}
+
+/// `checker sizes`.
+fn sizes() -> Result<bool> {
+    let root = workspace::root()?;
+    let tc = run::ensure_quiet()?;
+    print!("{}", checker::tools::sizes::run(&root, &tc)?);
+    if let Some(binder) = checker::tools::sizes::binder(&root, &tc)? {
+        print!("\n{binder}");
+    }
+    Ok(true)
+}
+
+/// `checker bench-binder`.
+fn bench_binder(count: u32, out: Option<PathBuf>) -> Result<bool> {
+    vm::install_interrupt_handler()?;
+    let root = workspace::root()?;
+    let tc = run::ensure_quiet()?;
+    let opts = checker::tools::binderbench::Options { count, out };
+    print!("{}", checker::tools::binderbench::run(&root, &tc, &opts)?);
+    Ok(true)
+}
+
+/// `checker verify`.
+fn verify(guest: GuestArgs) -> Result<bool> {
+    vm::install_interrupt_handler()?;
+    let root = workspace::root()?;
+    let tc = run::ensure_quiet()?;
+    let opts = guest.lab_options(true, false)?;
+    let rows = run::verify(&root, &tc, &opts, &mut Terminal::stdout())?;
+    print!("{}", run::verify_table(&rows));
+    Ok(!rows.is_empty() && rows.iter().all(|r| r.ok()))
+}
+
+/// `checker mdbook-solutions`: the book's preprocessor.
+fn mdbook_solutions(args: &[String]) -> Result<bool> {
+    if args.first().map(String::as_str) == Some("supports") {
+        return Ok(true);
+    }
+    let mut input = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)?;
+    print!("{}", checker::tools::skeleton::mdbook_preprocess(&input)?);
+    Ok(true)
 }
 
 /// `checker lab` (and a child run): runs the lab `req` names, reporting
@@ -306,7 +335,7 @@ fn gradescope(
 ) -> Result<bool> {
     let text = std::fs::read_to_string(report)
         .with_context(|| format!("cannot read {}", report.display()))?;
-    let doc = checker::gradescope::convert(&text, student, visibility)?;
+    let doc = checker::report::gradescope::convert(&text, student, visibility)?;
     match out {
         Some(path) => {
             std::fs::write(path, doc).with_context(|| format!("cannot write {}", path.display()))?

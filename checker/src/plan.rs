@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::lab::{Lab, Step};
+use crate::spec::lab::{Lab, Step};
 
 /// A step of a lab: its 0-based position among the lab's steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

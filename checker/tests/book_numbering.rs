@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use checker::lab::{all_labs, book_chapters, BookChapter, Lab};
+use checker::spec::lab::{all_labs, book_chapters, BookChapter, Lab};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use checker::lab::Lab;
+use checker::spec::lab::Lab;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

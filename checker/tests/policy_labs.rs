@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use checker::lab::{all_labs, all_samples, Lab};
-use checker::policy;
+use checker::spec::lab::{all_labs, all_samples, Lab};
+use checker::spec::policy;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

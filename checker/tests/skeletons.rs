@@ -1,11 +1,11 @@
 //! Every lab's skeleton is generated from its reference solution's TODO
-//! markers (see `checker::skeleton`), and the committed skeleton is what
+//! markers (see `checker::tools::skeleton`), and the committed skeleton is what
 //! the solution generates now. `UPDATE_EXPECT=1` writes them again.
 
 use std::path::{Path, PathBuf};
 
-use checker::lab::{all_labs, Lab};
-use checker::skeleton::{generate_file, generated_files};
+use checker::spec::lab::{all_labs, Lab};
+use checker::tools::skeleton::{generate_file, generated_files};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use checker::gradedir::{find_submissions, prepare_sources, Source};
+use checker::batch::gradedir::{find_submissions, prepare_sources, Source};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use checker::lab::{all_labs, all_samples, Lab};
+use checker::spec::lab::{all_labs, all_samples, Lab};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -224,7 +224,11 @@ fn no_unsafe_outside_the_kernel_crate() {
     let mut allowed = Vec::new();
     for dir in all_labs(&root()).expect("labs/ is readable") {
         let lab = Lab::load(&dir).expect("lab.toml parses");
-        if lab.config.allow.contains(&checker::policy::Rule::Unsafe) {
+        if lab
+            .config
+            .allow
+            .contains(&checker::spec::policy::Rule::Unsafe)
+        {
             for f in lab.student_files().expect("the student files are listed") {
                 allowed.push(normalise(&lab.dir.join(&f)));
             }

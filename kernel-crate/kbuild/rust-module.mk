@@ -90,7 +90,7 @@ rust-cargo-args := --quiet --package $(rust-package) \
 	-Zbuild-std=core,compiler_builtins --target-dir $(RUST_TARGET_DIR)
 # `make COMPILE_FAIL=/abs/case.rs`: build the crate with its `compile-fail`
 # feature, which includes the case (a lab's compile-fail step, see
-# checker/src/compilefail.rs); the build is expected to fail.
+# checker/src/run/compilefail.rs); the build is expected to fail.
 rust-cargo-args += $(if $(COMPILE_FAIL),--features compile-fail)
 # clippy only checks; the build that follows produces the library.
 rust-clippy := $(if $(CLIPPY),cargo clippy $(rust-cargo-args) -- -D warnings &&)

@@ -8,7 +8,7 @@
  *
  *   failnth [-f FIRST] [-e EVERY] NAME FILE.ko [PARAMS]
  *
- * Only the calls that failslab may fail count (see `checker/src/lab.rs`):
+ * Only the calls that failslab may fail count (see `checker/src/spec/lab.rs`):
  * with failslab's `cache-filter` on and the debug kernel booted with
  * `slub_debug=A,kmalloc-*`, those are the allocations from the kmalloc
  * caches, where the module's own come from. kmemleak's bookkeeping, the

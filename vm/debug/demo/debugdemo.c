@@ -3,7 +3,7 @@
  * debugdemo: makes one mistake of each kind the debug kernel's tools catch,
  * chosen by the `bug` parameter. `checker lab debug-demo --kernel debug
  * --lab-dir vm/debug/demo` records their reports, which the checker's
- * parser tests (checker/src/debugkernel.rs) and book/src/debug-kernel.md use.
+ * parser tests (checker/src/tools/debugkernel.rs) and book/src/debug-kernel.md use.
  */
 #include <linux/module.h>
 #include <linux/slab.h>

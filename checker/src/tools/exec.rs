@@ -9,8 +9,8 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
-use crate::lab;
-use crate::setup::Toolchain;
+use crate::spec::lab;
+use crate::tools::setup::Toolchain;
 
 /// `make -C <dir> KDIR=<tree> [RUST_TARGET_DIR=<dir>] [SOLUTION=1]` for
 /// `tc`: the module folder's exercise, or with `solution` its reference
@@ -64,7 +64,7 @@ pub fn module_folders(root: &Path) -> Result<Vec<(PathBuf, bool)>> {
         .collect();
     v.extend(lab::all_samples(root)?.into_iter().map(|d| (d, false)));
     v.extend(
-        crate::fixtures::all_fixtures(root)?
+        crate::batch::fixtures::all_fixtures(root)?
             .into_iter()
             .filter(|d| d.join("Cargo.toml").is_file())
             .map(|d| (d, false)),
@@ -97,7 +97,7 @@ pub fn clippy(root: &Path, tc: &Toolchain) -> Result<()> {
 /// against Debian's headers (what `make clean` needs of the tree is the
 /// same for both kernels).
 pub fn clean(root: &Path) -> Result<()> {
-    let kdir = crate::probe::kdir()?;
+    let kdir = crate::tools::probe::kdir()?;
     for (dir, _) in module_folders(root)? {
         let status = make_in(&dir, &kdir, None, false)
             .args(["--no-print-directory", "-s", "clean"])
@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn every_module_folder() {
-        let root = crate::workspace::root().unwrap();
+        let root = crate::tools::workspace::root().unwrap();
         let folders: Vec<String> = module_folders(&root)
             .unwrap()
             .iter()

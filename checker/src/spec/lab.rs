@@ -58,18 +58,18 @@
 //! `include!`s, compile-fail cases, `Cargo.toml`, `Kbuild`, `lab.toml`,
 //! `expected/`) is never the student's. Before anything is built, every
 //! student file is read and checked against the rules of
-//! [`crate::policy`] (no `unsafe`, no `include_str!`, ...): by `checker
+//! [`crate::spec::policy`] (no `unsafe`, no `include_str!`, ...): by `checker
 //! lab` on the exercise's files, or with `--solution` on the same paths
 //! under `solution_dir` (lab 08's solution is the finished driver in
 //! `drivers/semaphore`). `allow` lifts rules by name (see
-//! [`crate::policy::Rule`]) for a lab whose exercise needs them: lab 02's
+//! [`crate::spec::policy::Rule`]) for a lab whose exercise needs them: lab 02's
 //! macro writes `.modinfo` statics. When the lab loads, each pattern must
 //! match at least one Rust file (`.rs`) of the lab folder and of the
 //! solution's, never one under `expected/`, `compile-fail/` or the
 //! solution's folder; absolute paths and `..` are refused.
 //!
 //! Unknown keys are errors. Each step `N` (1-based) is compared with
-//! `labs/<lab>/expected/NN-<name>.txt` (see [`crate::snapshot`]).
+//! `labs/<lab>/expected/NN-<name>.txt` (see [`crate::grade::snapshot`]).
 //!
 //! A step has exactly one of `run` and `host`. `run` steps are *guest*
 //! steps, run in the guest after it boots. A `host` step runs on this
@@ -84,7 +84,7 @@
 //! ```
 //!
 //! The snapshot of a host step records its exit status and its output
-//! reduced to the test harness summary (see [`crate::snapshot::render_host`]);
+//! reduced to the test harness summary (see [`crate::grade::snapshot::render_host`]);
 //! it names the `host` command whichever of the two ran, so the exercise and
 //! the reference solution are compared with the same file. The full output
 //! is kept next to the build log. `UPDATE_EXPECT` is removed from a host
@@ -95,7 +95,7 @@
 //! A `compile_fail` step is a host step too: it builds the lab's crate with
 //! a case file that must be rejected by the compiler, and passes when the
 //! build fails with the errors its snapshot records (see
-//! [`crate::compilefail`]). The path is relative to the lab folder:
+//! [`crate::run::compilefail`]). The path is relative to the lab folder:
 //!
 //! ```toml
 //! [[step]]
@@ -106,7 +106,7 @@
 //! A *differential* step has no snapshot file: it runs twice in the same
 //! boot, with the student's module and (after every other step) with the
 //! reference solution's, and the two snapshots must be equal (see
-//! [`crate::inputs`]). Its `run` names the module as `{ko}` and may use
+//! [`crate::spec::inputs`]). Its `run` names the module as `{ko}` and may use
 //! values drawn per run from `[random]`, which only differential steps
 //! may use:
 //!
@@ -138,7 +138,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
-use crate::inputs::{Inputs, RandomSpec};
+use crate::spec::inputs::{Inputs, RandomSpec};
 
 /// Default time limit of a guest run, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
@@ -168,9 +168,9 @@ pub struct LabConfig {
     /// (`solution_dir`, relative to the lab folder; default `solution`).
     #[serde(default)]
     pub solution_dir: Option<String>,
-    /// Rules of [`crate::policy`] that this lab lifts (`allow`).
+    /// Rules of [`crate::spec::policy`] that this lab lifts (`allow`).
     #[serde(default)]
-    pub allow: Vec<crate::policy::Rule>,
+    pub allow: Vec<crate::spec::policy::Rule>,
     /// Not a `lab.toml` key: where the snapshots are when not in the lab
     /// folder's `expected/` (`checker lab --expected-dir`, which `checker
     /// grade` uses to keep them out of the tree a student's build sees).
@@ -183,7 +183,7 @@ pub struct LabConfig {
     #[serde(default)]
     pub timeout: Option<u64>,
     /// `[random]`: values drawn per run for `differential` steps (see
-    /// [`crate::inputs`]).
+    /// [`crate::spec::inputs`]).
     #[serde(default)]
     pub random: BTreeMap<String, RandomSpec>,
     /// Not a `lab.toml` key: this run's values of `random` (set by
@@ -669,7 +669,7 @@ impl Lab {
             .iter()
             .filter_map(|s| {
                 let mut g = s.guest()?;
-                g.run = crate::inputs::expand(&g.run, inputs, &ko("/lab"));
+                g.run = crate::spec::inputs::expand(&g.run, inputs, &ko("/lab"));
                 if s.differential {
                     g.run = format!("{clean}{}", g.run);
                 }
@@ -679,7 +679,8 @@ impl Lab {
         for s in self.config.steps.iter().filter(|s| s.differential) {
             steps.push(Step {
                 name: format!("{}-ref", s.name),
-                run: clean.clone() + &crate::inputs::expand(s.command(), inputs, &ko(REF_DIR)),
+                run: clean.clone()
+                    + &crate::spec::inputs::expand(s.command(), inputs, &ko(REF_DIR)),
             });
         }
         steps
@@ -703,7 +704,7 @@ impl Lab {
     /// and the reference's runs record the same command).
     pub fn shown_command(&self, index: usize) -> String {
         let step = &self.config.steps[index];
-        crate::inputs::expand(step.command(), self.config.inputs.as_ref(), "{ko}")
+        crate::spec::inputs::expand(step.command(), self.config.inputs.as_ref(), "{ko}")
     }
 
     /// Appends the extra steps of `<extra>/<lab>/lab.toml`, if there is
@@ -876,7 +877,7 @@ pub fn list_files(dir: &Path) -> Result<Vec<String>> {
         for entry in entries {
             let entry = entry.with_context(|| format!("cannot read {}", here.display()))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || crate::gradedir::is_build_output(&name) {
+            if name.starts_with('.') || crate::batch::gradedir::is_build_output(&name) {
                 continue;
             }
             let path = rel.join(&name);
@@ -1045,7 +1046,7 @@ fn check_placeholders(c: &LabConfig, s: &LabStep) -> std::result::Result<(), Str
     let StepKind::Guest(run) = &s.kind else {
         return Ok(());
     };
-    let names: Vec<&str> = crate::inputs::placeholders(run)
+    let names: Vec<&str> = crate::spec::inputs::placeholders(run)
         .into_iter()
         .map(|(_, n)| n)
         .collect();
@@ -1109,10 +1110,10 @@ pub fn all_samples(root: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// `drivers/template` builds only once `checker new-driver` has copied it
-/// and filled in the kernel crate's path (see [`crate::newdriver`]).
+/// and filled in the kernel crate's path (see [`crate::tools::newdriver`]).
 pub fn is_template(dir: &Path) -> bool {
     std::fs::read_to_string(dir.join("Cargo.toml"))
-        .is_ok_and(|t| t.contains(crate::newdriver::PLACEHOLDER))
+        .is_ok_and(|t| t.contains(crate::tools::newdriver::PLACEHOLDER))
 }
 
 /// A numbered entry of the book's table of contents, `book/src/SUMMARY.md`,

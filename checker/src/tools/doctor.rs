@@ -1,6 +1,6 @@
 //! `checker doctor`: checks the set-up without changing anything, and
 //! says for each problem what is wrong and how to fix it. It finds things
-//! out the way `setup` does ([`crate::probe`], [`crate::setup`]'s package
+//! out the way `setup` does ([`crate::tools::probe`], [`crate::tools::setup`]'s package
 //! sets, `vm::accel::cached_probe`).
 //!
 //! Checks: the host tools (QEMU, static busybox, make, gcc, clang); every
@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
 
-use crate::{probe, setup};
+use crate::{tools::probe, tools::setup};
 
 /// How one check went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,7 +231,7 @@ pub fn checks() -> Vec<Check> {
     }
 
     // Rust.
-    let root = crate::workspace::root().ok();
+    let root = crate::tools::workspace::root().ok();
     match probe::rust_sysroot() {
         Err(e) => v.push(check(
             Fail,

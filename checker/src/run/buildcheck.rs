@@ -328,7 +328,7 @@ mod tests {
             ),
         ]);
         // The book's allocator chapter includes this snapshot.
-        expect_file!["../tests/snapshots/buildcheck-alloc.txt"].assert_eq(&rendered(&bad));
+        expect_file!["../../tests/snapshots/buildcheck-alloc.txt"].assert_eq(&rendered(&bad));
     }
 
     #[test]

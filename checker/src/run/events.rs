@@ -2,8 +2,8 @@
 //! [`Reporter`]s that consume them.
 //!
 //! The runner ([`crate::run`]) only emits events. The terminal
-//! ([`crate::terminal`]) renders them as text; a child run (`checker
-//! child-run`, started by [`crate::jobs`]) writes them to its standard
+//! ([`crate::report::terminal`]) renders them as text; a child run (`checker
+//! child-run`, started by [`crate::batch::jobs`]) writes them to its standard
 //! output as JSON lines ([`JsonLines`]), and the parent reads them back
 //! ([`decode`]) into its own terminal renderer (the run's log) and takes
 //! the run's result from [`Event::Finished`]. The JSON, JUnit and summary
@@ -37,7 +37,7 @@ pub enum Event {
         /// The line.
         text: String,
     },
-    /// The rules for student files were checked (see [`crate::policy`]).
+    /// The rules for student files were checked (see [`crate::spec::policy`]).
     Policy {
         /// The files checked.
         files: Vec<String>,

@@ -26,11 +26,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::debugkernel::KernelChoice;
-use crate::jobs::{self, Job};
+use crate::batch::jobs::{self, Job};
 use crate::report::{Entry, LabResult};
 use crate::run::LabRequest;
-use crate::{debugkernel, setup, workspace};
+use crate::tools::debugkernel::KernelChoice;
+use crate::{tools::debugkernel, tools::setup, tools::workspace};
 
 /// The fixture that runs last and must pass.
 pub const HEALTHY: &str = "healthy";
@@ -288,7 +288,7 @@ pub fn verdict_table(root: &Path) -> Result<String> {
         "| Fixture | The module | Verdict on Debian's kernel | On the debug kernel |\n|---|---|---|---|\n",
     );
     for dir in all_fixtures(root)? {
-        let lab = crate::lab::Lab::load(&dir)?;
+        let lab = crate::spec::lab::Lab::load(&dir)?;
         let title = lab.config.title.trim_start_matches("Fixture: ").to_owned();
         let verdict = |kernel| {
             fs::read_to_string(dir.join(verdict_file(kernel)))
@@ -314,7 +314,7 @@ mod tests {
     fn fixture_verdicts_for_the_book() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let table = verdict_table(&root).unwrap();
-        expect_test::expect_file!["../tests/snapshots/fixture-verdicts.md"].assert_eq(&table);
+        expect_test::expect_file!["../../tests/snapshots/fixture-verdicts.md"].assert_eq(&table);
     }
 
     #[test]

@@ -213,7 +213,7 @@ mod tests {
     #[test]
     fn one_submission_becomes_gradescope_results() {
         let out = convert(&sample(), Some("bob"), "visible").expect("convert");
-        expect_test::expect_file!["../tests/snapshots/gradescope-sample.json"].assert_eq(&out);
+        expect_test::expect_file!["../../tests/snapshots/gradescope-sample.json"].assert_eq(&out);
         validate(&serde_json::from_str(&out).expect("json")).expect("valid");
     }
 

@@ -4,6 +4,10 @@
 //! out. Everything the runner has to say goes out as [`Event`]s to a
 //! [`Reporter`].
 
+pub mod buildcheck;
+pub mod compilefail;
+pub mod events;
+
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -15,12 +19,12 @@ use ::vm::{self, console, Ending, Interrupted, Progress};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::debugkernel::KernelChoice;
-use crate::events::{Event, Reporter};
 use crate::grade::{self, Crash, HostRun, StepGrade};
-use crate::lab::{self, Lab};
 use crate::plan::{Plan, Slot};
-use crate::setup::{self, Toolchain};
+use crate::run::events::{Event, Reporter};
+use crate::spec::lab::{self, Lab};
+use crate::tools::debugkernel::KernelChoice;
+use crate::tools::setup::{self, Toolchain};
 
 /// Guest memory, MiB.
 pub const GUEST_MEMORY_MB: u32 = 512;
@@ -235,7 +239,7 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
         let _ = fs::remove_file(lab.dir.join(format!("{m}.ko")));
     }
     let file = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
-    let mut cmd = crate::exec::make(&lab.dir, tc, solution);
+    let mut cmd = crate::tools::exec::make(&lab.dir, tc, solution);
     let started = Instant::now();
     let status = cmd
         .stdin(Stdio::null())
@@ -267,7 +271,7 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
     // Every module built must be free of allocation-failure panic paths.
     let clean = status.success()
         && produced
-        && crate::buildcheck::check_modules(&lab.dir, &lab.config.modules, log)?;
+        && crate::run::buildcheck::check_modules(&lab.dir, &lab.config.modules, log)?;
     Ok(BuildOutcome {
         ok: status.success() && produced && clean,
         time: started.elapsed(),
@@ -309,13 +313,13 @@ fn keep_modules(lab: &Lab, dir: &Path) -> Result<()> {
 pub fn run_request(req: &LabRequest, out: &mut dyn Reporter) -> Result<RunResult> {
     let root = match &req.root {
         Some(r) => Ok(r.clone()),
-        None => crate::workspace::root(),
+        None => crate::tools::workspace::root(),
     };
     let lab = load_requested(req, &root, out)?;
     let tc = ensure_quiet()?;
     let tc = match (req.kernel.unwrap_or_default(), &root) {
         (KernelChoice::Debian, _) => tc,
-        (choice, Ok(r)) => crate::debugkernel::toolchain_for(choice, tc, r)?,
+        (choice, Ok(r)) => crate::tools::debugkernel::toolchain_for(choice, tc, r)?,
         (_, Err(e)) => anyhow::bail!("--kernel debug needs the workspace: {e}"),
     };
     let mut opts = req.guest.lab_options(req.solution, req.keep)?;
@@ -443,9 +447,10 @@ pub fn run_host_steps(
         let started = Instant::now();
         let (status, output) = match (case, command) {
             (Some(case), _) => {
-                let (status, output) = crate::compilefail::build(lab, tc, case, solution, &log)?;
+                let (status, output) =
+                    crate::run::compilefail::build(lab, tc, case, solution, &log)?;
                 let root = lab.dir.parent().and_then(Path::parent).unwrap_or(dir);
-                (status, crate::compilefail::normalise(&output, root))
+                (status, crate::run::compilefail::normalise(&output, root))
             }
             (None, Some(command)) => run_host_command(command, dir, &log)?,
             (None, None) => unreachable!("skipped above"),
@@ -551,7 +556,7 @@ fn prepare<'a>(
     // Differential steps: this run's inputs, from --seed or the OS.
     let seed = lab
         .has_differential()
-        .then(|| opts.seed.unwrap_or_else(crate::inputs::os_seed));
+        .then(|| opts.seed.unwrap_or_else(crate::spec::inputs::os_seed));
     let lab = match seed {
         Some(seed) => lab.with_inputs(seed),
         None => lab,
@@ -580,9 +585,9 @@ impl LabRun<'_> {
     fn execute(&self, out: &mut dyn Reporter) -> Result<RunResult> {
         let lab = &self.lab;
         // Before anything of the student's is compiled or run: the rules
-        // for student files (see crate::policy).
+        // for student files (see crate::spec::policy).
         let build_log = self.work.join("build.log");
-        if let Some(build) = crate::policy::gate(lab, self.opts.solution, &build_log, out)? {
+        if let Some(build) = crate::spec::policy::gate(lab, self.opts.solution, &build_log, out)? {
             return Ok(self.stopped(build, grade::all_build_failed(lab)));
         }
         let root = self.root.unwrap_or(&lab.dir);

@@ -5,8 +5,8 @@
 use std::io::{IsTerminal as _, Write};
 use std::path::Path;
 
-use crate::events::{Event, Reporter};
 use crate::grade::{Failure, Status};
+use crate::run::events::{Event, Reporter};
 use crate::run::RunResult;
 
 /// Whether to colour standard output: it is a terminal and `NO_COLOR` is
@@ -168,7 +168,7 @@ fn write_policy(
     for v in violations {
         writeln!(o, "  {v}")?;
     }
-    writeln!(o, "  ({})", crate::policy::REJECTED)
+    writeln!(o, "  ({})", crate::spec::policy::REJECTED)
 }
 
 fn write_built(
@@ -377,9 +377,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::events::{decode, JsonLines};
     use crate::grade::{Crash, StepGrade};
     use crate::plan::StepId;
+    use crate::run::events::{decode, JsonLines};
     use crate::run::BuildOutcome;
 
     fn step(i: usize, name: &str, status: Status) -> StepGrade {

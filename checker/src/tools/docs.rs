@@ -16,8 +16,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::lab::Lab;
-use crate::setup::Toolchain;
+use crate::spec::lab::Lab;
+use crate::tools::setup::Toolchain;
 
 /// Builds the reference into `<root>/target/api` and returns that folder.
 pub fn build(root: &Path, tc: &Toolchain) -> Result<PathBuf> {
@@ -25,7 +25,7 @@ pub fn build(root: &Path, tc: &Toolchain) -> Result<PathBuf> {
     let lab = Lab::load(&root.join("labs/lab-01"))?;
     println!("doc: Kbuild build of lab-01 (records the bindings' flags) ...");
     run(
-        crate::exec::make(&lab.dir, tc, true).arg("-s"),
+        crate::tools::exec::make(&lab.dir, tc, true).arg("-s"),
         "make -C labs/lab-01 SOLUTION=1",
     )?;
     println!("doc: rustdoc kernel (x86_64-unknown-none) and module-macro ...");
@@ -84,8 +84,8 @@ fn run(cmd: &mut Command, what: &str) -> Result<()> {
     if !out.status.success() {
         bail!(
             "{what} failed:\n{}{}",
-            crate::setup::tail(&String::from_utf8_lossy(&out.stdout), 20),
-            crate::setup::tail(&String::from_utf8_lossy(&out.stderr), 40)
+            crate::tools::setup::tail(&String::from_utf8_lossy(&out.stdout), 20),
+            crate::tools::setup::tail(&String::from_utf8_lossy(&out.stderr), 40)
         );
     }
     Ok(())

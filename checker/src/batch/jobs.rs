@@ -23,11 +23,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::events::{self, Event, Reporter as _};
+use crate::report::terminal::Terminal;
 use crate::report::{self, Entry, LabResult};
+use crate::run::events::{self, Event, Reporter as _};
 use crate::run::{GuestArgs, LabRequest, RunResult};
-use crate::terminal::Terminal;
-use crate::{lab, setup, workspace};
+use crate::{spec::lab, tools::setup, tools::workspace};
 
 /// One child run.
 #[derive(Debug, Clone)]
@@ -388,8 +388,8 @@ pub fn run_cmd(args: &RunArgs) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::debugkernel::KernelChoice;
     use ::vm::accel::AccelChoice;
-    use crate::debugkernel::KernelChoice;
 
     /// What the parent writes on a child's standard input is what the
     /// child reads back: every flag, the clap values by their names.

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
-use crate::probe;
+use crate::tools::probe;
 use anyhow::{bail, Context, Result};
 
 /// A group of Debian packages, installed by the first step that needs it.
@@ -115,7 +115,7 @@ pub struct Toolchain {
     /// The cache root (shared by all ABIs), e.g. `~/.cache/rust-kernel-labs`.
     pub cache: PathBuf,
     /// This is the debug kernel (`--kernel debug`, see
-    /// [`crate::debugkernel`]), not Debian's.
+    /// [`crate::tools::debugkernel`]), not Debian's.
     pub debug: bool,
     /// The cargo target folder for this kernel's modules (`RUST_TARGET_DIR`);
     /// `None`: the workspace's `target/`.
@@ -566,7 +566,7 @@ fn fetch_guest_kernel(apt: &mut Apt, abi: &str, cache: &Path, abi_dir: &Path) ->
 
 fn ensure_rust(say: &dyn Fn(&str)) -> Result<()> {
     // Run from the workspace root so rust-toolchain.toml selects the toolchain.
-    let root = crate::workspace::root().ok();
+    let root = crate::tools::workspace::root().ok();
     let (components, target) = probe::rust_missing(&probe::rust_sysroot()?);
     if components.is_empty() && !target {
         say("rust components ... ok (rust-src rustfmt clippy x86_64-unknown-none present)");
@@ -614,7 +614,7 @@ fn ensure_rust(say: &dyn Fn(&str)) -> Result<()> {
 /// than `package-lock.json` (npm writes `node_modules/.package-lock.json`
 /// last, so an interrupted install is redone).
 fn ensure_npm_tools(say: &dyn Fn(&str)) -> Result<()> {
-    let root = crate::workspace::root()?;
+    let root = crate::tools::workspace::root()?;
     let lock = root.join("package-lock.json");
     let installed = root.join("node_modules/.package-lock.json");
     let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();

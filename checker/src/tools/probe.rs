@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 
-use crate::setup::{abi_from_depends, HEADERS_METAPACKAGE};
+use crate::tools::setup::{abi_from_depends, HEADERS_METAPACKAGE};
 
 /// The kernel ABI the installed headers metapackage points at.
 pub fn kernel_abi() -> Result<String> {
@@ -80,7 +80,7 @@ impl GuestKernel {
 pub fn rust_sysroot() -> Result<PathBuf> {
     let mut c = Command::new("rustc");
     c.args(["--print", "sysroot"]).stdin(Stdio::null());
-    if let Ok(root) = crate::workspace::root() {
+    if let Ok(root) = crate::tools::workspace::root() {
         c.current_dir(root);
     }
     let out = c.output().context("cannot run rustc --print sysroot")?;

@@ -23,7 +23,7 @@
 //!   hex digits, or a bare 16-hex-digit word) become `0x<ADDR>`; a `\r`
 //!   before a newline (added by the serial line) is removed.
 //!
-//! A host step (see [`crate::lab`]) has no kernel log, and its output is
+//! A host step (see [`crate::spec::lab`]) has no kernel log, and its output is
 //! reduced to what the test harness concluded, by [`test_summary`]:
 //!
 //! ```text

@@ -3,15 +3,16 @@
 //! The result types ([`StepGrade`], [`Crash`]) are plain data so that other
 //! reports (JSON, JUnit) can be written from them later.
 
+pub mod snapshot;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use ::vm::console;
 use serde::{Deserialize, Serialize};
 
-use crate::lab::{Lab, LabStep};
 use crate::plan::{Plan, Slot, StepId};
-use crate::snapshot;
+use crate::spec::lab::{Lab, LabStep};
 use ::vm::Transcript;
 
 /// Why a step failed.
@@ -263,7 +264,7 @@ pub fn build_failed(lab: &Lab) -> Vec<StepGrade> {
 }
 
 /// Every step, host steps included, failed as when the build fails: what
-/// a run stopped before anything was built gets (see `crate::policy::gate`).
+/// a run stopped before anything was built gets (see `crate::spec::policy::gate`).
 pub fn all_build_failed(lab: &Lab) -> Vec<StepGrade> {
     failed_as_build(lab, |_| true)
 }
@@ -317,7 +318,7 @@ pub struct HostRun {
 pub fn grade_host(lab: &Lab, id: StepId, run: &HostRun, update: bool) -> StepGrade {
     let step = &lab.config.steps[id.0];
     let actual = match step.compile_fail() {
-        Some(case) => crate::compilefail::render(case, run.status, &run.output),
+        Some(case) => crate::run::compilefail::render(case, run.status, &run.output),
         None => snapshot::render_host(step.command(), run.status, &run.output),
     };
     let mut g = ungraded(lab, id, Status::Passed);
@@ -404,7 +405,7 @@ fn compare_reference(
     actual: &str,
     modules: &[String],
 ) -> (Status, Option<String>) {
-    let ref_dir = format!("{}/", crate::lab::REF_DIR);
+    let ref_dir = format!("{}/", crate::spec::lab::REF_DIR);
     let expected = match reference.and_then(|r| Some((r, r.status?))) {
         // Not a reference to compare with: the step itself must be wrong.
         Some((_, status)) if status != 0 => format!(
@@ -478,13 +479,13 @@ pub fn find_crash(console: &str) -> Option<Crash> {
 /// coloured when `color`.
 pub fn diff(expected: &str, actual: &str, color: bool) -> String {
     use similar::{ChangeTag, TextDiff};
-    let crate::terminal::Style {
+    let crate::report::terminal::Style {
         red,
         green,
         dim,
         reset,
         ..
-    } = crate::terminal::Style::new(color);
+    } = crate::report::terminal::Style::new(color);
     let d = TextDiff::from_lines(expected, actual);
     let mut out = String::new();
     for (g, group) in d.grouped_ops(3).iter().enumerate() {

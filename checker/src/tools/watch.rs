@@ -13,8 +13,8 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{bail, Context, Result};
 
-use crate::gradedir::is_build_output;
-use crate::workspace;
+use crate::batch::gradedir::is_build_output;
+use crate::tools::workspace;
 
 /// How often the sources are looked at.
 pub const POLL: Duration = Duration::from_millis(500);

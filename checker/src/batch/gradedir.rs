@@ -19,7 +19,7 @@
 //! and every other file that differs from the course's, or that the course
 //! lacks, is *ignored*: named on the terminal, in `summary.txt` and as
 //! `ignored_files` in `results.json`. The student files of each graded lab
-//! are checked against [`crate::policy`] here too; the broken rules are
+//! are checked against [`crate::spec::policy`] here too; the broken rules are
 //! named the same way (`policy_violations`), and the lab's run refuses to
 //! build them.
 //!
@@ -47,11 +47,11 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
-use crate::jobs::{self, Job};
-use crate::lab::Lab;
-use crate::policy::{self, Violation};
+use crate::batch::jobs::{self, Job};
 use crate::run::{GuestArgs, LabRequest};
-use crate::{lab, setup, workspace};
+use crate::spec::lab::Lab;
+use crate::spec::policy::{self, Violation};
+use crate::{spec::lab, tools::setup, tools::workspace};
 
 /// A submission found in the grading folder.
 #[derive(Debug, Clone, PartialEq)]
@@ -535,7 +535,7 @@ pub fn seed_and_extra(
 ) -> Vec<(String, String, u64)> {
     let mut seeds = Vec::new();
     for job in jobs {
-        let seed = crate::inputs::derive_seed(base, &job.student, &job.lab);
+        let seed = crate::spec::inputs::derive_seed(base, &job.student, &job.lab);
         job.request.seed = Some(seed);
         job.request.extra = extra.map(Path::to_path_buf);
         seeds.push((job.student.clone(), job.lab.clone(), seed));
@@ -588,7 +588,7 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
             args.dir.display()
         );
     }
-    let base_seed = args.seed.unwrap_or_else(crate::inputs::os_seed);
+    let base_seed = args.seed.unwrap_or_else(crate::spec::inputs::os_seed);
     let extra = match &args.extra {
         Some(dir) if !dir.is_dir() => bail!("--extra {}: no such folder", dir.display()),
         Some(dir) => Some(dir.canonicalize()?),

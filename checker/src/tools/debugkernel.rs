@@ -22,14 +22,14 @@ use std::path::Path;
 use ::vm::debugkernel::{self, DebugKernel};
 use anyhow::Result;
 
-use crate::setup::Toolchain;
+use crate::tools::setup::Toolchain;
 
 /// Makes sure the debug kernel is built (see [`vm::debugkernel::ensure`]),
 /// installing its source and the build's tools
-/// ([`crate::setup::DEBUG_KERNEL_PACKAGES`]) first when any is missing.
+/// ([`crate::tools::setup::DEBUG_KERNEL_PACKAGES`]) first when any is missing.
 pub fn ensure(cache: &Path) -> Result<DebugKernel> {
     debugkernel::ensure(cache, &|| {
-        crate::setup::ensure_packages(&crate::setup::DEBUG_KERNEL_PACKAGES, false)
+        crate::tools::setup::ensure_packages(&crate::tools::setup::DEBUG_KERNEL_PACKAGES, false)
     })
 }
 
@@ -95,10 +95,10 @@ mod tests {
 
     #[test]
     fn lab_toml_keys() {
-        use crate::lab::{failslab_target, parse};
+        use crate::spec::lab::{failslab_target, parse};
         assert_eq!(
             failslab_target("insmod /lab/m.ko count=3 name=x"),
-            Ok(crate::lab::FailslabTarget {
+            Ok(crate::spec::lab::FailslabTarget {
                 module: "m".into(),
                 path: "/lab/m.ko".into(),
                 params: "count=3 name=x".into(),
@@ -117,12 +117,12 @@ mod tests {
         let check = |steps: &str, expect: expect_test::Expect| {
             let actual = match parse(&format!("{head}{steps}")) {
                 Ok(c) => {
-                    let lab = crate::lab::Lab {
+                    let lab = crate::spec::lab::Lab {
                         name: "t".into(),
                         dir: "/nonexistent".into(),
                         config: c,
                     };
-                    let names = |l: &crate::lab::Lab| {
+                    let names = |l: &crate::spec::lab::Lab| {
                         l.config
                             .steps
                             .iter()
@@ -178,11 +178,11 @@ mod tests {
 
     #[test]
     fn failslab_command() {
-        let c = crate::lab::parse(
+        let c = crate::spec::lab::parse(
             "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='f'\nrun='insmod /lab/m.ko n=1'\nfailslab={every=25}\n",
         )
         .unwrap();
-        let lab = crate::lab::Lab {
+        let lab = crate::spec::lab::Lab {
             name: "t".into(),
             dir: "/nonexistent".into(),
             config: c,

@@ -1,7 +1,7 @@
 //! A lab's skeleton, generated from its reference solution.
 //!
 //! The exercise and its solution are one source: the solution's copy of a
-//! student file (see [`crate::lab`]'s `student` and `solution_dir`) marks
+//! student file (see [`crate::spec::lab`]'s `student` and `solution_dir`) marks
 //! each part the student writes, and the skeleton is that file with each
 //! marked part replaced by what the student starts from, the way the
 //! Linux kernel labs of UPB generate their skeletons from TODO markers:
@@ -41,7 +41,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::lab::Lab;
+use crate::spec::lab::Lab;
 
 /// The markers, as they appear after a line's indentation.
 const BEGIN: &str = "// TODO-BEGIN";

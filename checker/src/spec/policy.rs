@@ -1,7 +1,7 @@
 //! What a student file may hold, checked before anything is built.
 //!
 //! A lab's grade should measure what the student's code does, so the files
-//! a student edits (a lab's `student` key, see [`crate::lab`]) may not reach
+//! a student edits (a lab's `student` key, see [`crate::spec::lab`]) may not reach
 //! past themselves: not into the kernel's raw C interface, not into other
 //! files of the tree (the snapshots in `expected/` above all), not into the
 //! build's environment, the linker or the module's metadata. Every student
@@ -34,9 +34,9 @@ use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 use serde::Deserialize;
 use syn::visit::{self, Visit};
 
-use crate::events::{Event, Reporter};
-use crate::lab::Lab;
+use crate::run::events::{Event, Reporter};
 use crate::run::BuildOutcome;
+use crate::spec::lab::Lab;
 
 /// A rule of the policy, named as `allow` in `lab.toml` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
@@ -945,7 +945,7 @@ fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
         let lab = Lab {
             name: "lab-08".into(),
             dir: "/w/labs/lab-08".into(),
-            config: crate::lab::parse(
+            config: crate::spec::lab::parse(
                 "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n",
             )
             .unwrap(),

@@ -33,14 +33,14 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 
-use crate::lab::Lab;
-use crate::setup::Toolchain;
+use crate::spec::lab::Lab;
+use crate::tools::setup::Toolchain;
 
 /// The build of a compile-fail case: the lab's own build
-/// ([`crate::exec::make`], so the same kernel tree and cargo target
+/// ([`crate::tools::exec::make`], so the same kernel tree and cargo target
 /// folder as its modules) with `COMPILE_FAIL` set to the case's path.
 pub fn command(lab: &Lab, tc: &Toolchain, case_path: &Path, solution: bool) -> Command {
-    let mut cmd = crate::exec::make(&lab.dir, tc, solution);
+    let mut cmd = crate::tools::exec::make(&lab.dir, tc, solution);
     cmd.arg(format!("COMPILE_FAIL={}", case_path.display()));
     cmd
 }
@@ -167,7 +167,7 @@ mod tests {
         let lab = Lab {
             name: "lab-05".into(),
             dir: "/w/labs/lab-05".into(),
-            config: crate::lab::parse(
+            config: crate::spec::lab::parse(
                 "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n",
             )
             .expect("config"),

@@ -22,8 +22,8 @@ use ::vm::accel::{self, AccelChoice};
 use ::vm::{Guest, Module, Program, Progress, Source};
 use anyhow::{bail, Context, Result};
 
-use crate::lab::Step;
-use crate::setup::Toolchain;
+use crate::spec::lab::Step;
+use crate::tools::setup::Toolchain;
 
 /// Payload sizes of the latency runs, in bytes.
 pub const PAYLOADS: [usize; 5] = [0, 64, 1024, 4096, 16384];
@@ -200,7 +200,7 @@ pub fn render(runs: &[(&str, RunResult)], count: u32) -> String {
 /// Builds `drivers/binder` for `tc`'s kernel.
 pub fn build(root: &Path, tc: &Toolchain) -> Result<PathBuf> {
     let dir = root.join("drivers").join("binder");
-    crate::exec::build_quietly(&dir, tc)?;
+    crate::tools::exec::build_quietly(&dir, tc)?;
     Ok(dir)
 }
 
@@ -269,7 +269,7 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
                 "bench-binder: step {} did not pass ({:?}):\n{output}\n--- console tail\n{}",
                 step.name,
                 guest.ending,
-                crate::setup::tail(&guest.console, 30)
+                crate::tools::setup::tail(&guest.console, 30)
             );
         }
         if i > 0 {

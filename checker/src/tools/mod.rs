@@ -1,0 +1,23 @@
+//! What the pipeline stands on, and the commands around it: what the
+//! machine has ([`probe`]), installing it and checking it ([`setup`],
+//! [`doctor`]), `make` for Kbuild ([`exec`]), the debug kernel's
+//! toolchain ([`debugkernel`]), the API reference ([`docs`]), the kernel
+//! crate's doc examples in the guest ([`doctests`]), `make sizes`
+//! ([`sizes`]), `checker bench-binder` ([`binderbench`]), `checker watch`
+//! ([`watch`]), `checker new-driver` ([`newdriver`]), the workspace root
+//! ([`workspace`]) and the labs' skeletons made from their solutions
+//! ([`skeleton`]).
+
+pub mod binderbench;
+pub mod debugkernel;
+pub mod docs;
+pub mod doctests;
+pub mod doctor;
+pub mod exec;
+pub mod newdriver;
+pub mod probe;
+pub mod setup;
+pub mod sizes;
+pub mod skeleton;
+pub mod watch;
+pub mod workspace;
