@@ -919,6 +919,40 @@ fn is_name(s: &str) -> bool {
 }
 
 fn validate(c: &LabConfig) -> Result<()> {
+    validate_files(c)?;
+    if c.steps.is_empty() {
+        bail!("a lab needs at least one [[step]]");
+    }
+    for (i, s) in c.steps.iter().enumerate() {
+        validate_step(c, i, s)?;
+    }
+    if c.steps.iter().all(|s| s.guest().is_none()) {
+        bail!("a lab needs at least one guest step (`run`)");
+    }
+    for (name, spec) in &c.random {
+        if !name.starts_with(|ch: char| ch.is_ascii_lowercase())
+            || !name
+                .chars()
+                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
+            || name == "ko"
+        {
+            bail!("[random] {name:?}: a name is [a-z][a-z0-9_]*, and not `ko`");
+        }
+        spec.check()
+            .map_err(|e| anyhow::anyhow!("[random] {name}: {e}"))?;
+    }
+    if c.smp == Some(0) {
+        bail!("`smp` must be at least 1");
+    }
+    if c.timeout == Some(0) {
+        bail!("`timeout` must be at least 1 second");
+    }
+    Ok(())
+}
+
+/// The names of the lab's modules, programs, image modules and student
+/// files.
+fn validate_files(c: &LabConfig) -> Result<()> {
     if c.modules.is_empty() {
         bail!("`modules` must name at least one module");
     }
@@ -950,92 +984,70 @@ fn validate(c: &LabConfig) -> Result<()> {
             bail!("`solution_dir` without `student`: there are no student files to find there");
         }
     }
-    if c.steps.is_empty() {
-        bail!("a lab needs at least one [[step]]");
+    Ok(())
+}
+
+/// Step `i`, `s`, against the steps before it.
+fn validate_step(c: &LabConfig, i: usize, s: &LabStep) -> Result<()> {
+    if !is_name(&s.name) {
+        bail!("step {}: name {:?} must be [a-z0-9_-]+", i + 1, s.name);
     }
-    for (i, s) in c.steps.iter().enumerate() {
-        if !is_name(&s.name) {
-            bail!("step {}: name {:?} must be [a-z0-9_-]+", i + 1, s.name);
+    let commands: Vec<(&str, &str)> = match &s.kind {
+        StepKind::Guest(run) => vec![("run", run)],
+        StepKind::CompileFail(case) => vec![("compile_fail", case)],
+        StepKind::Host { command, solution } => std::iter::once(("host", command.as_str()))
+            .chain(solution.as_deref().map(|c| ("host_solution", c)))
+            .collect(),
+    };
+    for (key, command) in commands {
+        if command.trim().is_empty() {
+            bail!("step {} ({}): `{key}` is empty", i + 1, s.name);
         }
-        let commands: Vec<(&str, &str)> = match &s.kind {
-            StepKind::Guest(run) => vec![("run", run)],
-            StepKind::CompileFail(case) => vec![("compile_fail", case)],
-            StepKind::Host { command, solution } => std::iter::once(("host", command.as_str()))
-                .chain(solution.as_deref().map(|c| ("host_solution", c)))
-                .collect(),
-        };
-        for (key, command) in commands {
-            if command.trim().is_empty() {
-                bail!("step {} ({}): `{key}` is empty", i + 1, s.name);
-            }
-            if command.contains('\n') {
-                bail!(
-                    "step {} ({}): `{key}` must be one line (use ; or && to chain)",
-                    i + 1,
-                    s.name
-                );
-            }
-        }
-        if let Some(dep) = &s.depends {
-            if !c.steps[..i].iter().any(|earlier| &earlier.name == dep) {
-                bail!(
-                    "step {} ({}): `depends = {dep:?}` must name an earlier step",
-                    i + 1,
-                    s.name
-                );
-            }
-        }
-        if s.hint.as_deref().is_some_and(|h| h.trim().is_empty()) {
-            bail!("step {} ({}): `hint` is empty", i + 1, s.name);
-        }
-        if c.steps[..i].iter().any(|earlier| earlier.name == s.name) {
-            bail!("step {} ({}): two steps have this name", i + 1, s.name);
-        }
-        // A differential step has no snapshot file whose number could move,
-        // and an extra step's is numbered in its own file.
-        if s.debug.is_none()
-            && !s.differential
-            && !s.extra
-            && c.steps[..i].iter().any(|e| e.debug.is_some())
-        {
+        if command.contains('\n') {
             bail!(
-                "step {} ({}): steps for the debug kernel (`kernel`, `failslab`) must come \
-                 after every other step",
-                i + 1,
-                s.name
-            );
-        }
-        check_placeholders(c, s)
-            .map_err(|e| anyhow::anyhow!("step {} ({}): {e}", i + 1, s.name))?;
-        let after_guest = c.steps[..i].iter().any(|s| s.guest().is_some());
-        if after_guest && s.guest().is_none() {
-            bail!(
-                "step {} ({}): host steps must come before every guest step",
+                "step {} ({}): `{key}` must be one line (use ; or && to chain)",
                 i + 1,
                 s.name
             );
         }
     }
-    if c.steps.iter().all(|s| s.guest().is_none()) {
-        bail!("a lab needs at least one guest step (`run`)");
-    }
-    for (name, spec) in &c.random {
-        if !name.starts_with(|ch: char| ch.is_ascii_lowercase())
-            || !name
-                .chars()
-                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
-            || name == "ko"
-        {
-            bail!("[random] {name:?}: a name is [a-z][a-z0-9_]*, and not `ko`");
+    if let Some(dep) = &s.depends {
+        if !c.steps[..i].iter().any(|earlier| &earlier.name == dep) {
+            bail!(
+                "step {} ({}): `depends = {dep:?}` must name an earlier step",
+                i + 1,
+                s.name
+            );
         }
-        spec.check()
-            .map_err(|e| anyhow::anyhow!("[random] {name}: {e}"))?;
     }
-    if c.smp == Some(0) {
-        bail!("`smp` must be at least 1");
+    if s.hint.as_deref().is_some_and(|h| h.trim().is_empty()) {
+        bail!("step {} ({}): `hint` is empty", i + 1, s.name);
     }
-    if c.timeout == Some(0) {
-        bail!("`timeout` must be at least 1 second");
+    if c.steps[..i].iter().any(|earlier| earlier.name == s.name) {
+        bail!("step {} ({}): two steps have this name", i + 1, s.name);
+    }
+    // A differential step has no snapshot file whose number could move,
+    // and an extra step's is numbered in its own file.
+    if s.debug.is_none()
+        && !s.differential
+        && !s.extra
+        && c.steps[..i].iter().any(|e| e.debug.is_some())
+    {
+        bail!(
+            "step {} ({}): steps for the debug kernel (`kernel`, `failslab`) must come \
+             after every other step",
+            i + 1,
+            s.name
+        );
+    }
+    check_placeholders(c, s).map_err(|e| anyhow::anyhow!("step {} ({}): {e}", i + 1, s.name))?;
+    let after_guest = c.steps[..i].iter().any(|s| s.guest().is_some());
+    if after_guest && s.guest().is_none() {
+        bail!(
+            "step {} ({}): host steps must come before every guest step",
+            i + 1,
+            s.name
+        );
     }
     Ok(())
 }
