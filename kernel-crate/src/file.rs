@@ -364,7 +364,8 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
             poll: if T::HAS_POLL { Some(Self::poll) } else { None },
             mmap: if T::HAS_MMAP { Some(Self::mmap) } else { None },
             // SAFETY: all-zero is a valid `file_operations`: every other
-            // field is a nullable pointer or an optional function pointer.
+            // field is an optional function pointer or an integer
+            // (`mmap_supported_flags`).
             ..unsafe { core::mem::zeroed() }
         }
     };
