@@ -2149,6 +2149,7 @@ struct bench_shm {
 	uint64_t end_ns[16];
 	uint64_t failed;
 	uint64_t pin; /* run every process on CPU 0 */
+	uint64_t retries; /* one-way calls sent again (the buffer was full) */
 	uint64_t samples[];
 };
 
@@ -2258,9 +2259,20 @@ static void start_bench_manager(int threads, uint64_t oneway_stop)
 
 	shm->end_ns[15] = threads;
 	shm->samples[0] = oneway_stop;
+	char x;
+
 	chan_init(&ready);
 	spawn("manager", bench_manager, &ready);
-	await(&ready);
+	/* Only the manager holds the write end: if it dies before it is
+	 * ready (cannot become the context manager), the read sees EOF. */
+	close(ready.fd[1]);
+	if (read(ready.fd[0], &x, 1) != 1) {
+		fwrite(roles[1].text, 1, roles[1].len, stderr);
+		fprintf(stderr, "bindertest: the benchmark's manager did not start\n");
+		printf("bindertest: the benchmark's manager did not start\n");
+		exit(1);
+	}
+	close(ready.fd[0]);
 	shm->samples[0] = 0;
 }
 
@@ -2327,9 +2339,19 @@ static void oneway_client(void *arg)
 		put_txn(&w, BC_TRANSACTION, 2, TF_ONE_WAY, data, sizeof(data));
 		if (wr(&p, &w))
 			exit(1);
-		while (take(&p, &c))
-			if (c.cmd != BR_TRANSACTION_COMPLETE)
+		while (take(&p, &c)) {
+			if (c.cmd == BR_TRANSACTION_COMPLETE)
+				continue;
+			/* The one-way half of the server's buffer is full
+			 * (BR_FAILED_REPLY): wait for the server to free some
+			 * and send this call again, so that all `count`
+			 * arrive and the server's count ends the run. */
+			if (c.cmd != BR_FAILED_REPLY)
 				__atomic_add_fetch(&shm->failed, 1, __ATOMIC_SEQ_CST);
+			shm->retries++;
+			usleep(100);
+			i--;
+		}
 	}
 }
 
@@ -2344,7 +2366,9 @@ static int bench_oneway(int count)
 	waitpid(kids[mgr], NULL, 0);
 	kids[mgr] = 0;
 	reap();
-	printf("oneway %d %.0f\n", count, (double)count * 1e9 / (double)(shm->last_ns - shm->start_ns));
+	printf("oneway %d %.0f retries %llu\n", count,
+	       (double)count * 1e9 / (double)(shm->last_ns - shm->start_ns),
+	       (unsigned long long)shm->retries);
 	return shm->failed != 0;
 }
 
