@@ -3,16 +3,9 @@
 //! numbers `book/src/SUMMARY.md` (sections such as 4.1 have no lab of their
 //! own, and draft chapters none yet).
 
-use std::path::{Path, PathBuf};
-
 use checker::spec::lab::{all_labs, book_chapters, BookChapter, Lab};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("checker/ has a parent")
-        .to_path_buf()
-}
+use checker::tools::workspace::source_root as root;
 
 fn chapters() -> Vec<BookChapter> {
     book_chapters(&root()).expect("book/src/SUMMARY.md parses")

@@ -1,16 +1,9 @@
 //! The instructor's hidden steps in `tests/extra/` load onto their labs
 //! (`checker grade --extra`), and each has its snapshot.
 
-use std::path::{Path, PathBuf};
-
 use checker::spec::lab::Lab;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("checker/ has a parent")
-        .to_path_buf()
-}
+use checker::tools::workspace::source_root as root;
 
 #[test]
 fn extra_steps_load_onto_their_labs() {

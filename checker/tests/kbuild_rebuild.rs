@@ -10,16 +10,11 @@
 //! under CI (`CI` set), where it fails.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("checker/ has a parent")
-        .to_path_buf()
-}
+use checker::tools::workspace::source_root as root;
 
 fn headers_installed() -> bool {
     Command::new("dpkg-query")

@@ -3,18 +3,12 @@
 //! the rules a student learns from `make lab-NN` are ones the course's own
 //! code keeps.
 
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use checker::spec::lab::{all_labs, all_samples, Lab};
 use checker::spec::policy;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("checker/ has a parent")
-        .to_path_buf()
-}
+use checker::tools::workspace::source_root as root;
 
 #[test]
 fn every_lab_declares_its_student_files() {

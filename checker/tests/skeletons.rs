@@ -2,17 +2,12 @@
 //! markers (see `checker::tools::skeleton`), and the committed skeleton is what
 //! the solution generates now. `UPDATE_EXPECT=1` writes them again.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use checker::spec::lab::{all_labs, Lab};
 use checker::tools::skeleton::{generate_file, generated_files};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("checker/ has a parent")
-        .to_path_buf()
-}
+use checker::tools::workspace::source_root as root;
 
 fn labs() -> Vec<Lab> {
     all_labs(&root())

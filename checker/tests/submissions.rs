@@ -5,16 +5,10 @@
 //! holds the verdicts (the book's "For instructors" chapter includes it).
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
 use checker::batch::gradedir::{find_submissions, prepare_sources, Source};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("checker/ has a parent")
-        .to_path_buf()
-}
+use checker::tools::workspace::source_root as root;
 
 fn list(items: &[String]) -> String {
     if items.is_empty() {

@@ -7,12 +7,7 @@ use std::process::Command;
 
 use checker::spec::lab::{all_labs, all_samples, Lab};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("checker/ has a parent")
-        .to_path_buf()
-}
+use checker::tools::workspace::source_root as root;
 
 /// Files tracked by git, or an empty list outside a git checkout.
 fn tracked_files() -> Vec<PathBuf> {

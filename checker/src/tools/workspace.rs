@@ -20,6 +20,15 @@ pub fn root() -> Result<PathBuf> {
     bail!("cannot find the project root (a folder with Cargo.toml and labs/); run the checker inside the project")
 }
 
+/// The source tree this checker was compiled from (the parent of its
+/// crate folder): what the checker's own tests read, wherever they run.
+pub fn source_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("checker/ has a parent")
+        .to_path_buf()
+}
+
 fn is_root(dir: &Path) -> bool {
     dir.join("Cargo.toml").is_file() && dir.join("labs").is_dir()
 }
