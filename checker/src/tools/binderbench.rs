@@ -10,7 +10,8 @@
 //! of one-way calls. The Rust/C ratios compare the sums of the two runs of
 //! each driver; the second C run against the first (C/C) shows how much
 //! the numbers move when nothing changes. The table goes to
-//! `book/src/generated/binder-bench.md` (not in git) for the Binder chapter.
+//! `book/src/generated/binder-bench.md` for the Binder chapter (the one file
+//! of that folder in git: the book shows the last run committed).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -440,9 +440,13 @@ impl Process {
 
     fn has_work(inner: &mut ProcessInner, tid: u64, proc_work: bool) -> bool {
         let proc_todo = !inner.todo.is_empty();
-        inner
-            .thread(tid)
-            .is_some_and(|t| t.process_todo || t.need_return || (proc_work && proc_todo))
+        // `process_todo` alone is not enough: a failed call takes its
+        // queued completion back out of `todo` and leaves the flag set,
+        // and a reader that counted that as work would find nothing to
+        // read, retry at once and spin in the kernel forever.
+        inner.thread(tid).is_some_and(|t| {
+            (t.process_todo && !t.todo.is_empty()) || t.need_return || (proc_work && proc_todo)
+        })
     }
 
     // ANCHOR: ioctl
