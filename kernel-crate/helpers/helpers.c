@@ -197,3 +197,6 @@ unsigned int rust_helper_current_euid(void)
 {
 	return from_kuid(current_user_ns(), current_euid());
 }
+
+/* PCI, MMIO, DMA, interrupts, delays and ids: a file of their own. */
+#include "pci.c"

@@ -69,4 +69,29 @@ int rust_helper_current_pid(void);
 unsigned int rust_helper_current_leader_euid(void);
 unsigned int rust_helper_current_euid(void);
 
+/* PCI, MMIO, DMA, interrupts, delays, ids (helpers/pci.c; kernel-crate/src/
+ * pci.rs, io.rs, dma.rs, irq.rs, delay.rs, ida.rs, device.rs). */
+#include <linux/device.h>
+#include <linux/idr.h>
+#include <linux/pci.h>
+
+void rust_helper_pci_set_drvdata(struct pci_dev *pdev, void *data);
+void *rust_helper_pci_get_drvdata(struct pci_dev *pdev);
+struct device *rust_helper_pci_dev_device(struct pci_dev *pdev);
+u16 rust_helper_pci_vendor(struct pci_dev *pdev);
+u16 rust_helper_pci_device(struct pci_dev *pdev);
+u32 rust_helper_pci_class(struct pci_dev *pdev);
+resource_size_t rust_helper_pci_resource_len(struct pci_dev *pdev, int bar);
+unsigned long rust_helper_pci_resource_flags(struct pci_dev *pdev, int bar);
+const char *rust_helper_dev_name(const struct device *dev);
+u32 rust_helper_readl(const void __iomem *addr);
+void rust_helper_writel(u32 value, void __iomem *addr);
+u64 rust_helper_readq(const void __iomem *addr);
+void rust_helper_writeq(u64 value, void __iomem *addr);
+int rust_helper_dma_set_mask_and_coherent(struct device *dev, u64 mask);
+void rust_helper_usleep_range(unsigned long min, unsigned long max);
+void rust_helper_ida_init(struct ida *ida);
+unsigned long rust_helper_jiffies(void);
+unsigned long rust_helper_msecs_to_jiffies(unsigned int ms);
+
 #endif

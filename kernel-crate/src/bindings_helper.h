@@ -27,6 +27,16 @@
 #include <linux/mm.h>
 #include <linux/security.h>
 #include <uapi/linux/android/binder.h>
+/* PCI, MMIO, DMA, interrupts, delays, ids (pci.rs, io.rs, dma.rs, irq.rs,
+ * delay.rs, ida.rs, device.rs). */
+#include <linux/delay.h>
+#include <linux/device.h>
+#include <linux/dma-mapping.h>
+#include <linux/dmapool.h>
+#include <linux/idr.h>
+#include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/pci.h>
 
 #include "../helpers/helpers.h"
 
@@ -70,3 +80,8 @@ const unsigned long RUST_CONST_HELPER_VM_MAYWRITE = VM_MAYWRITE;
 const unsigned long RUST_CONST_HELPER_VM_DONTCOPY = VM_DONTCOPY;
 const unsigned long RUST_CONST_HELPER_VM_MIXEDMAP = VM_MIXEDMAP;
 const int RUST_CONST_HELPER_O_CLOEXEC = O_CLOEXEC;
+
+/* PCI, MMIO, DMA, interrupts (pci.rs, io.rs, dma.rs, irq.rs). */
+const unsigned int RUST_CONST_HELPER_PCI_IRQ_MSIX = PCI_IRQ_MSIX;
+const unsigned long RUST_CONST_HELPER_IORESOURCE_MEM = IORESOURCE_MEM;
+const unsigned int RUST_CONST_HELPER_HZ = HZ;

@@ -1,0 +1,321 @@
+//! DMA: memory the device reads and writes by bus address. The DMA mask,
+//! coherent allocations (queues, identify buffers) and a pool of small
+//! coherent blocks (PRP lists).
+//!
+//! C headers: [`include/linux/dma-mapping.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/dma-mapping.h),
+//! [`include/linux/dmapool.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/dmapool.h)
+//!
+//! The device may write coherent memory at any moment: this crate never
+//! makes a Rust reference (`&T`, `&[T]`) to it. Elements are read and
+//! written one at a time with volatile accesses (C's `READ_ONCE` and
+//! `WRITE_ONCE`), so the compiler neither caches nor tears nor invents
+//! them; ordering against the device (a doorbell write after the command
+//! is in memory) comes from the MMIO accessors, which are ordered after
+//! earlier memory writes on x86 (`writel` includes the barrier C needs).
+
+use core::ffi::CStr;
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+use crate::alloc::Flags;
+use crate::bindings;
+use crate::device::{Device, DeviceRef};
+use crate::error::{code::EINVAL, code::ENOMEM, code::ERANGE, to_result, Result};
+use crate::sync::Arc;
+
+/// A bus address, as the device sees memory (`dma_addr_t`).
+pub type DmaAddress = u64;
+
+/// Sets the device's streaming and coherent DMA masks to `bits` bits of
+/// address (`dma_set_mask_and_coherent`).
+pub fn set_mask_and_coherent(dev: &Device, bits: u32) -> Result {
+    let mask = match bits {
+        64 => u64::MAX,
+        1..=63 => (1u64 << bits) - 1,
+        _ => return Err(EINVAL),
+    };
+    // SAFETY: the device is alive (type invariants of `Device`).
+    to_result(unsafe { bindings::rust_helper_dma_set_mask_and_coherent(dev.as_raw(), mask) })
+        .map(drop)
+}
+
+// ANCHOR: element
+/// A type that may live in DMA memory: the device may write any bytes
+/// into it.
+///
+/// # Safety
+///
+/// Every bit pattern of `size_of::<Self>()` bytes is a valid value, and the
+/// type has no padding (writing one puts no uninitialised byte in memory
+/// the device reads).
+pub unsafe trait Element: Copy + Send + Sync + 'static {}
+// ANCHOR_END: element
+
+// SAFETY: integers: every bit pattern is a value, no padding.
+unsafe impl Element for u8 {}
+// SAFETY: as above.
+unsafe impl Element for u16 {}
+// SAFETY: as above.
+unsafe impl Element for u32 {}
+// SAFETY: as above.
+unsafe impl Element for u64 {}
+// SAFETY: an array of elements has no padding between them and every bit
+// pattern of each is valid.
+unsafe impl<T: Element, const N: usize> Element for [T; N] {}
+
+/// `count` elements of `T` at `cpu`, read and written with volatile
+/// accesses.
+///
+/// # Invariants
+///
+/// `cpu` points at `count` elements of `T`, valid for reads and writes
+/// while the owner of this view (an allocation) is alive.
+struct Elements<T> {
+    cpu: NonNull<T>,
+    count: usize,
+}
+
+impl<T: Element> Elements<T> {
+    fn read(&self, index: usize) -> Result<T> {
+        if index >= self.count {
+            return Err(ERANGE);
+        }
+        // SAFETY: in bounds, valid (type invariants), and any bit pattern
+        // is a `T` (`Element`); volatile because the device writes too.
+        Ok(unsafe { self.cpu.as_ptr().add(index).read_volatile() })
+    }
+
+    fn write(&self, index: usize, value: T) -> Result {
+        if index >= self.count {
+            return Err(ERANGE);
+        }
+        // SAFETY: in bounds and valid (type invariants); volatile because
+        // the device reads it.
+        unsafe { self.cpu.as_ptr().add(index).write_volatile(value) };
+        Ok(())
+    }
+}
+
+// ANCHOR: coherent
+/// `count` elements of `T` in coherent DMA memory (`dma_alloc_coherent`),
+/// zeroed when allocated, freed on drop.
+///
+/// # Invariants
+///
+/// `elems` is a coherent allocation of `dev` whose bus address is
+/// `handle`, `count * size_of::<T>()` bytes, owned by this value.
+pub struct CoherentAllocation<T: Element> {
+    dev: DeviceRef,
+    elems: Elements<T>,
+    handle: DmaAddress,
+}
+// ANCHOR_END: coherent
+
+// SAFETY: the memory is owned by the allocation and accessed only with
+// volatile element accesses, which any thread may do; `T: Send`.
+unsafe impl<T: Element> Send for CoherentAllocation<T> {}
+// SAFETY: as above: `&self` methods only do single volatile accesses.
+unsafe impl<T: Element> Sync for CoherentAllocation<T> {}
+
+impl<T: Element> CoherentAllocation<T> {
+    /// Allocates `count` zeroed elements for `dev`.
+    pub fn alloc(dev: &Device, count: usize, flags: Flags) -> Result<Self> {
+        let size = count.checked_mul(size_of::<T>()).ok_or(ENOMEM)?;
+        if size == 0 {
+            return Err(EINVAL);
+        }
+        let mut handle: bindings::dma_addr_t = 0;
+        let gfp = flags.as_raw() | bindings::RUST_CONST_HELPER___GFP_ZERO;
+        // SAFETY: the device is alive; `handle` is valid for writes.
+        let cpu = unsafe { bindings::dma_alloc_attrs(dev.as_raw(), size, &mut handle, gfp, 0) };
+        let cpu = NonNull::new(cpu.cast::<T>()).ok_or(ENOMEM)?;
+        // INVARIANT: just allocated for `dev`, `size` bytes at `handle`
+        // (page aligned, so aligned for `T`).
+        Ok(CoherentAllocation {
+            dev: DeviceRef::new(dev),
+            elems: Elements { cpu, count },
+            handle,
+        })
+    }
+
+    /// The bus address of element 0, for the device.
+    pub fn dma_handle(&self) -> DmaAddress {
+        self.handle
+    }
+
+    /// The bus address of element `index`.
+    pub fn dma_handle_of(&self, index: usize) -> Result<DmaAddress> {
+        if index >= self.elems.count {
+            return Err(ERANGE);
+        }
+        Ok(self.handle + (index * size_of::<T>()) as u64)
+    }
+
+    /// How many elements.
+    pub fn count(&self) -> usize {
+        self.elems.count
+    }
+
+    /// Reads element `index`; `ERANGE` past the end.
+    pub fn read(&self, index: usize) -> Result<T> {
+        self.elems.read(index)
+    }
+
+    /// Writes element `index`; `ERANGE` past the end.
+    pub fn write(&self, index: usize, value: T) -> Result {
+        self.elems.write(index, value)
+    }
+}
+
+impl<T: Element> Drop for CoherentAllocation<T> {
+    fn drop(&mut self) {
+        let size = self.elems.count * size_of::<T>();
+        // SAFETY: allocated by `dma_alloc_attrs` for `dev` with this size
+        // and handle (type invariants), freed once.
+        unsafe {
+            bindings::dma_free_attrs(
+                self.dev.as_raw(),
+                size,
+                self.elems.cpu.as_ptr().cast(),
+                self.handle,
+                0,
+            )
+        };
+    }
+}
+
+// ANCHOR: pool
+/// A pool of coherent blocks of `count` elements of `T` each
+/// (`dma_pool_create`): cheaper than a coherent allocation per block, for
+/// small blocks made and freed often (a request's PRP list).
+///
+/// # Invariants
+///
+/// `ptr` is a pool of `dev` whose blocks hold `count` elements of `T`,
+/// destroyed on drop; every block holds an `Arc` on the pool, so none is
+/// left then.
+pub struct Pool<T: Element> {
+    ptr: NonNull<bindings::dma_pool>,
+    count: usize,
+    _dev: DeviceRef,
+    _elems: PhantomData<T>,
+}
+// ANCHOR_END: pool
+
+// SAFETY: `dma_pool_alloc` and `dma_pool_free` lock inside, and the pool
+// may be destroyed from any thread.
+unsafe impl<T: Element> Send for Pool<T> {}
+// SAFETY: as above.
+unsafe impl<T: Element> Sync for Pool<T> {}
+
+impl<T: Element> Pool<T> {
+    /// A pool named `name` (in `/sys/.../pools`) of blocks of `count`
+    /// elements, each block aligned to `align` bytes (a power of two) and
+    /// never crossing a multiple of `boundary` bytes (0: no boundary).
+    pub fn new(
+        dev: &Device,
+        name: &CStr,
+        count: usize,
+        align: usize,
+        boundary: usize,
+    ) -> Result<Arc<Self>> {
+        let size = count.checked_mul(size_of::<T>()).ok_or(ENOMEM)?;
+        if size == 0 || !align.is_power_of_two() {
+            return Err(EINVAL);
+        }
+        // SAFETY: the device is alive; `dma_pool_create` copies `name`.
+        let ptr = unsafe {
+            bindings::dma_pool_create(name.as_ptr(), dev.as_raw(), size, align, boundary)
+        };
+        let ptr = NonNull::new(ptr).ok_or(ENOMEM)?;
+        // INVARIANT: a new pool of `dev` with blocks of `count` elements.
+        let pool = Pool {
+            ptr,
+            count,
+            _dev: DeviceRef::new(dev),
+            _elems: PhantomData,
+        };
+        Ok(Arc::new(pool, crate::alloc::flags::GFP_KERNEL)?)
+    }
+
+    /// Takes a block from the pool (zeroed if `flags` has `__GFP_ZERO`).
+    /// With `GFP_ATOMIC` it does not sleep. (An associated function: the
+    /// block keeps `pool` alive.)
+    pub fn alloc(pool: &Arc<Self>, flags: Flags) -> Result<PoolBlock<T>> {
+        let mut handle: bindings::dma_addr_t = 0;
+        // SAFETY: the pool is alive (type invariants); `handle` is valid
+        // for writes.
+        let cpu =
+            unsafe { bindings::dma_pool_alloc(pool.ptr.as_ptr(), flags.as_raw(), &mut handle) };
+        let cpu = NonNull::new(cpu.cast::<T>()).ok_or(ENOMEM)?;
+        // INVARIANT: a block of this pool, `count` elements, at `handle`.
+        Ok(PoolBlock {
+            pool: pool.clone(),
+            elems: Elements {
+                cpu,
+                count: pool.count,
+            },
+            handle,
+        })
+    }
+}
+
+impl<T: Element> Drop for Pool<T> {
+    fn drop(&mut self) {
+        // SAFETY: the pool is this value's and no block is left (type
+        // invariants).
+        unsafe { bindings::dma_pool_destroy(self.ptr.as_ptr()) };
+    }
+}
+
+/// A block of a [`Pool`], returned to it on drop.
+///
+/// # Invariants
+///
+/// `elems` is a block of `pool` whose bus address is `handle`.
+pub struct PoolBlock<T: Element> {
+    pool: Arc<Pool<T>>,
+    elems: Elements<T>,
+    handle: DmaAddress,
+}
+
+// SAFETY: as for `CoherentAllocation`.
+unsafe impl<T: Element> Send for PoolBlock<T> {}
+// SAFETY: as for `CoherentAllocation`.
+unsafe impl<T: Element> Sync for PoolBlock<T> {}
+
+impl<T: Element> PoolBlock<T> {
+    /// The bus address of element 0.
+    pub fn dma_handle(&self) -> DmaAddress {
+        self.handle
+    }
+
+    /// How many elements.
+    pub fn count(&self) -> usize {
+        self.elems.count
+    }
+
+    /// Reads element `index`; `ERANGE` past the end.
+    pub fn read(&self, index: usize) -> Result<T> {
+        self.elems.read(index)
+    }
+
+    /// Writes element `index`; `ERANGE` past the end.
+    pub fn write(&self, index: usize, value: T) -> Result {
+        self.elems.write(index, value)
+    }
+}
+
+impl<T: Element> Drop for PoolBlock<T> {
+    fn drop(&mut self) {
+        // SAFETY: a block of this pool at this handle (type invariants),
+        // freed once; the `Arc` keeps the pool alive until after this.
+        unsafe {
+            bindings::dma_pool_free(
+                self.pool.ptr.as_ptr(),
+                self.elems.cpu.as_ptr().cast(),
+                self.handle,
+            )
+        };
+    }
+}

@@ -1,0 +1,211 @@
+//! Interrupts: MSI-X vectors of a PCI function, and a handler registered
+//! on one of them.
+//!
+//! C headers: [`include/linux/interrupt.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/interrupt.h),
+//! [`include/linux/pci.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/pci.h)
+//! (`pci_alloc_irq_vectors`)
+//!
+//! [`Vectors`] owns the vectors; each [`Registration`] keeps the vectors
+//! alive (an [`Arc`]), so they are freed only after every handler has been
+//! freed, which `pci_free_irq_vectors` requires.
+
+use core::ffi::{c_int, c_uint, c_void, CStr};
+use core::marker::PhantomPinned;
+use core::pin::Pin;
+use core::ptr::addr_of_mut;
+
+use crate::alloc::{flags::GFP_KERNEL, KBox};
+use crate::bindings;
+use crate::error::{code::EINVAL, to_result, Result};
+use crate::init::pin_init_from_closure;
+use crate::pci;
+use crate::sync::Arc;
+
+/// What a handler tells the kernel (`irqreturn_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Return {
+    /// The interrupt was not from this device (`IRQ_NONE`).
+    None,
+    /// The interrupt was handled (`IRQ_HANDLED`).
+    Handled,
+}
+
+// ANCHOR: handler
+/// An interrupt handler. It runs in hard interrupt context: it must not
+/// sleep, and takes only spinlocks that are taken with interrupts disabled
+/// elsewhere.
+pub trait Handler: Send + Sync {
+    /// Handles one interrupt.
+    fn handle_irq(&self) -> Return;
+}
+// ANCHOR_END: handler
+
+impl<T: Handler> Handler for Arc<T> {
+    fn handle_irq(&self) -> Return {
+        T::handle_irq(self)
+    }
+}
+
+/// The MSI-X vectors of a PCI function; freed when the last reference
+/// goes.
+///
+/// # Invariants
+///
+/// `count` vectors were allocated on `pdev` by `pci_alloc_irq_vectors` and
+/// are not freed yet.
+pub struct Vectors {
+    pdev: pci::Device,
+    count: u32,
+}
+
+impl Vectors {
+    /// Allocates between `min` and `max` MSI-X vectors on `pdev`.
+    pub fn alloc_msix(pdev: &pci::Device, min: u32, max: u32) -> Result<Arc<Vectors>> {
+        if min == 0 || min > max {
+            return Err(EINVAL);
+        }
+        // SAFETY: the function is alive (`pdev`); no affinity descriptor.
+        let n = to_result(unsafe {
+            bindings::pci_alloc_irq_vectors_affinity(
+                pdev.as_raw(),
+                min,
+                max,
+                bindings::RUST_CONST_HELPER_PCI_IRQ_MSIX,
+                core::ptr::null_mut(),
+            )
+        })?;
+        // INVARIANT: `n >= min > 0` vectors were allocated.
+        let vectors = Vectors {
+            pdev: pdev.clone(),
+            count: n.unsigned_abs(),
+        };
+        // On ENOMEM the vectors are dropped, hence freed.
+        Ok(Arc::new(vectors, GFP_KERNEL)?)
+    }
+
+    /// How many vectors were granted.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// The Linux interrupt number of vector `index`.
+    fn irq(&self, index: u32) -> Result<c_uint> {
+        if index >= self.count {
+            return Err(EINVAL);
+        }
+        // SAFETY: the function is alive and its vectors allocated (type
+        // invariants); `index` is in range.
+        let irq = to_result(unsafe { bindings::pci_irq_vector(self.pdev.as_raw(), index) })?;
+        Ok(irq.unsigned_abs())
+    }
+}
+
+impl Drop for Vectors {
+    fn drop(&mut self) {
+        // SAFETY: allocated (type invariants), freed once; every
+        // registration holds an `Arc` on this value, so none is left.
+        unsafe { bindings::pci_free_irq_vectors(self.pdev.as_raw()) };
+    }
+}
+
+// ANCHOR: registration
+/// Handler `H` registered on one vector; dropping it frees the interrupt
+/// (waiting for a running handler to finish) and then drops `H`.
+///
+/// # Invariants
+///
+/// `irq` is requested with this registration's address as its cookie and
+/// [`handler_callback::<H>`] as its handler, until drop.
+pub struct Registration<H: Handler> {
+    handler: H,
+    irq: c_uint,
+    vectors: Arc<Vectors>,
+    _pin: PhantomPinned,
+}
+// ANCHOR_END: registration
+
+impl<H: Handler> Registration<H> {
+    /// Registers `handler` on vector `index` of `vectors`, named `name` in
+    /// `/proc/interrupts`. The handler may run before this returns.
+    pub fn new(
+        vectors: &Arc<Vectors>,
+        index: u32,
+        name: &'static CStr,
+        handler: H,
+    ) -> Result<Pin<KBox<Self>>> {
+        let irq = vectors.irq(index)?;
+        let vectors = vectors.clone();
+        let init = move |slot: *mut Self| {
+            // SAFETY: `slot` is valid for writes and will not move
+            // (contract of `PinInit`).
+            unsafe {
+                slot.write(Registration {
+                    handler,
+                    irq,
+                    vectors,
+                    _pin: PhantomPinned,
+                })
+            };
+            // SAFETY: the registration is initialised and pinned, so the
+            // cookie stays valid until `Drop` frees the interrupt; `name`
+            // is `'static`, as the kernel keeps it.
+            let ret = unsafe {
+                bindings::request_threaded_irq(
+                    irq,
+                    Some(handler_callback::<H>),
+                    None,
+                    0,
+                    name.as_ptr(),
+                    slot.cast(),
+                )
+            };
+            if let Err(e) = to_result(ret) {
+                // Not requested: drop the fields, not the registration,
+                // whose `Drop` would free an interrupt it does not hold.
+                // SAFETY: both were initialised above and are dropped once.
+                unsafe {
+                    core::ptr::drop_in_place(addr_of_mut!((*slot).handler));
+                    core::ptr::drop_in_place(addr_of_mut!((*slot).vectors));
+                }
+                return Err(e);
+            }
+            // INVARIANT: requested with `slot` and `handler_callback::<H>`.
+            Ok(())
+        };
+        // SAFETY: on `Ok` the registration is initialised; on `Err` its
+        // fields that need dropping have been dropped.
+        KBox::pin_init(unsafe { pin_init_from_closure(init) }, GFP_KERNEL)
+    }
+
+    /// The handler.
+    pub fn handler(&self) -> &H {
+        &self.handler
+    }
+}
+
+impl<H: Handler> Drop for Registration<H> {
+    fn drop(&mut self) {
+        let cookie: *const Self = self;
+        // SAFETY: requested with this cookie (type invariants), freed once;
+        // `free_irq` waits for a running handler, so none uses `self` after.
+        unsafe { bindings::free_irq(self.irq, cookie.cast_mut().cast()) };
+    }
+}
+
+/// The C handler of a [`Registration<H>`].
+///
+/// # Safety
+///
+/// `cookie` is the address of a live, requested `Registration<H>`.
+unsafe extern "C" fn handler_callback<H: Handler>(
+    _irq: c_int,
+    cookie: *mut c_void,
+) -> bindings::irqreturn {
+    // SAFETY: the kernel passes the cookie given to `request_threaded_irq`,
+    // and the registration outlives the interrupt (type invariants).
+    let reg = unsafe { &*cookie.cast::<Registration<H>>() };
+    match reg.handler.handle_irq() {
+        Return::None => bindings::IRQ_NONE,
+        Return::Handled => bindings::IRQ_HANDLED,
+    }
+}

@@ -1,0 +1,363 @@
+//! PCI drivers: an id table, `probe` and `remove`, and the PCI function a
+//! driver binds to.
+//!
+//! C header: [`include/linux/pci.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/pci.h)
+//!
+//! A driver implements [`Driver`] and keeps a [`Registration`] for as long
+//! as the module is loaded. The PCI core calls [`Driver::probe`] for every
+//! function whose ids match the table; what `probe` returns is kept with
+//! the function and handed to [`Driver::remove`], then dropped, when the
+//! function is unbound (a `rmmod`, a sysfs `unbind`, hot removal).
+
+use core::ffi::{c_int, CStr};
+use core::marker::PhantomData;
+use core::mem::ManuallyDrop;
+use core::pin::Pin;
+use core::ptr::{addr_of_mut, NonNull};
+
+use crate::alloc::{flags::GFP_KERNEL, KBox};
+use crate::bindings;
+use crate::device;
+use crate::error::{from_result, to_result, Error, Result};
+use crate::init::{pin_init_from_closure, Opaque, PinInit};
+use crate::io::Bar;
+use crate::module::ThisModule;
+
+/// "Any vendor", "any device" in a [`DeviceId`] (`PCI_ANY_ID`).
+pub const ANY_ID: u32 = u32::MAX;
+
+// ANCHOR: device_id
+/// One entry of a driver's id table: a `struct pci_device_id`.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct DeviceId(bindings::pci_device_id);
+
+impl DeviceId {
+    /// Matches `vendor:device`, any subsystem (`PCI_DEVICE()` in C).
+    pub const fn new(vendor: u16, device: u16) -> Self {
+        Self::raw(vendor as u32, device as u32, 0, 0)
+    }
+
+    /// Matches any function of `class` (24 bits: class, subclass,
+    /// programming interface) under `mask` (`PCI_DEVICE_CLASS()` in C).
+    pub const fn with_class(class: u32, mask: u32) -> Self {
+        Self::raw(ANY_ID, ANY_ID, class, mask)
+    }
+
+    /// The table's end: every table ends with it, which
+    /// [`Registration`] checks at compile time.
+    pub const END: Self = Self::raw(0, 0, 0, 0);
+
+    const fn raw(vendor: u32, device: u32, class: u32, class_mask: u32) -> Self {
+        let any = if vendor == 0 { 0 } else { ANY_ID };
+        Self(bindings::pci_device_id {
+            vendor,
+            device,
+            subvendor: any,
+            subdevice: any,
+            class,
+            class_mask,
+            driver_data: 0,
+            override_only: 0,
+        })
+    }
+
+    /// The vendor id the entry matches (`ANY_ID` for any).
+    pub const fn vendor(&self) -> u32 {
+        self.0.vendor
+    }
+
+    /// The device id the entry matches (`ANY_ID` for any).
+    pub const fn device(&self) -> u32 {
+        self.0.device
+    }
+
+    const fn is_end(&self) -> bool {
+        self.0.vendor == 0 && self.0.subvendor == 0 && self.0.class_mask == 0
+    }
+}
+// ANCHOR_END: device_id
+
+/// Whether `ids` ends with [`DeviceId::END`] and holds no other end.
+const fn table_is_terminated(ids: &[DeviceId]) -> bool {
+    if ids.is_empty() || !ids[ids.len() - 1].is_end() {
+        return false;
+    }
+    let mut i = 0;
+    while i + 1 < ids.len() {
+        if ids[i].is_end() {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+// ANCHOR: driver
+/// A PCI driver.
+pub trait Driver: 'static {
+    /// What `probe` makes for a function and `remove` gets back: the
+    /// driver's state for that device, dropped after `remove`.
+    type Data: Send + Sync;
+
+    /// The driver's name, in `/sys/bus/pci/drivers/`.
+    const NAME: &'static CStr;
+
+    /// The ids of the functions the driver can drive, ending with
+    /// [`DeviceId::END`].
+    const ID_TABLE: &'static [DeviceId];
+
+    /// Sets up a function whose ids matched `id`. An error leaves the
+    /// function unbound. May sleep.
+    fn probe(dev: &Device, id: &DeviceId) -> Result<Self::Data>;
+
+    /// Stops the device before `data` is dropped: the function is being
+    /// unbound. May sleep.
+    fn remove(_dev: &Device, _data: &Self::Data) {}
+}
+// ANCHOR_END: driver
+
+/// A PCI function (`struct pci_dev`), counted: a `Device` keeps the C
+/// structure alive, and cloning it takes another reference.
+///
+/// # Invariants
+///
+/// `ptr` points at a live `struct pci_dev` on which this value holds a
+/// reference (`pci_dev_get`), except for the borrowed one that the probe
+/// and remove callbacks lend, which lives in a `ManuallyDrop` inside a
+/// callback that the PCI core keeps the device alive for.
+pub struct Device {
+    ptr: NonNull<bindings::pci_dev>,
+}
+
+// SAFETY: a `struct pci_dev` is reference counted and may be used and put
+// from any thread.
+unsafe impl Send for Device {}
+// SAFETY: the methods taking `&self` call C functions that may run
+// concurrently (they lock inside, or only read).
+unsafe impl Sync for Device {}
+
+impl Device {
+    /// The function the PCI core passed to a callback, borrowed for it.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is a live `struct pci_dev` that stays alive while the result
+    /// is used.
+    unsafe fn borrowed(ptr: *mut bindings::pci_dev) -> ManuallyDrop<Device> {
+        // INVARIANT: borrowed, in a `ManuallyDrop` (see above); a C callback
+        // never passes NULL.
+        ManuallyDrop::new(Device {
+            ptr: NonNull::new(ptr).unwrap_or(NonNull::dangling()),
+        })
+    }
+
+    /// The C `struct pci_dev`.
+    pub fn as_raw(&self) -> *mut bindings::pci_dev {
+        self.ptr.as_ptr()
+    }
+
+    /// The generic device inside, for DMA and logging.
+    pub fn as_dev(&self) -> &device::Device {
+        // SAFETY: the function is alive (type invariants) and so is its
+        // embedded `struct device`, for as long as `&self`.
+        unsafe { device::Device::from_raw(bindings::rust_helper_pci_dev_device(self.as_raw())) }
+    }
+
+    /// The vendor id.
+    pub fn vendor_id(&self) -> u16 {
+        // SAFETY: the function is alive (type invariants).
+        unsafe { bindings::rust_helper_pci_vendor(self.as_raw()) }
+    }
+
+    /// The device id.
+    pub fn device_id(&self) -> u16 {
+        // SAFETY: the function is alive (type invariants).
+        unsafe { bindings::rust_helper_pci_device(self.as_raw()) }
+    }
+
+    /// The class code: class, subclass and programming interface.
+    pub fn class(&self) -> u32 {
+        // SAFETY: the function is alive (type invariants).
+        unsafe { bindings::rust_helper_pci_class(self.as_raw()) }
+    }
+
+    /// Enables the device's memory and I/O decoding (`pcim_enable_device`).
+    /// The PCI core disables it again when the driver unbinds.
+    pub fn enable_device(&self) -> Result {
+        // SAFETY: the function is alive (type invariants).
+        to_result(unsafe { bindings::pcim_enable_device(self.as_raw()) }).map(drop)
+    }
+
+    /// Lets the device master the bus: it may then do DMA.
+    pub fn set_master(&self) {
+        // SAFETY: the function is alive (type invariants).
+        unsafe { bindings::pci_set_master(self.as_raw()) }
+    }
+
+    /// Stops the device from mastering the bus: no more DMA.
+    pub fn clear_master(&self) {
+        // SAFETY: the function is alive (type invariants).
+        unsafe { bindings::pci_clear_master(self.as_raw()) }
+    }
+
+    /// The length of BAR `bar`, and whether it is memory (not I/O ports).
+    pub(crate) fn resource(&self, bar: u32) -> Result<(usize, bool)> {
+        if bar > 5 {
+            return Err(crate::error::code::EINVAL);
+        }
+        // SAFETY: the function is alive (type invariants) and `bar` is one
+        // of its six standard resources.
+        let len = unsafe { bindings::rust_helper_pci_resource_len(self.as_raw(), bar as c_int) };
+        // SAFETY: as above.
+        let flags =
+            unsafe { bindings::rust_helper_pci_resource_flags(self.as_raw(), bar as c_int) };
+        let is_mem = flags & bindings::RUST_CONST_HELPER_IORESOURCE_MEM != 0;
+        Ok((
+            usize::try_from(len).map_err(|_| crate::error::code::EINVAL)?,
+            is_mem,
+        ))
+    }
+
+    /// Claims memory BAR `bar` under `name` and maps it; it must be at
+    /// least `SIZE` bytes long. See [`Bar`].
+    pub fn iomap_region<const SIZE: usize>(
+        &self,
+        bar: u32,
+        name: &'static CStr,
+    ) -> Result<Bar<SIZE>> {
+        Bar::map(self, bar, name)
+    }
+}
+
+impl Clone for Device {
+    fn clone(&self) -> Self {
+        // SAFETY: the function is alive (type invariants).
+        unsafe { bindings::pci_dev_get(self.as_raw()) };
+        // INVARIANT: the new value holds the reference just taken.
+        Device { ptr: self.ptr }
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        // SAFETY: this value holds a reference (type invariants; the
+        // borrowed ones are never dropped).
+        unsafe { bindings::pci_dev_put(self.as_raw()) };
+    }
+}
+
+// ANCHOR: registration
+/// A registered PCI driver `T`; dropping it unregisters the driver, which
+/// unbinds (and so removes) every device it drives first.
+///
+/// # Invariants
+///
+/// From a successful initialisation until drop, `driver` is registered with
+/// the PCI core, with `T`'s name, id table and callbacks.
+pub struct Registration<T: Driver> {
+    driver: Opaque<bindings::pci_driver>,
+    _driver: PhantomData<T>,
+}
+// ANCHOR_END: registration
+
+// SAFETY: the registration is only touched by C after `register`, and
+// `pci_unregister_driver` may be called from any thread.
+unsafe impl<T: Driver> Send for Registration<T> {}
+// SAFETY: `&Registration` gives nothing access to the C structure.
+unsafe impl<T: Driver> Sync for Registration<T> {}
+
+impl<T: Driver> Registration<T> {
+    /// Fails the build if `T::ID_TABLE` does not end with
+    /// [`DeviceId::END`]: the PCI core walks the table until it finds it.
+    const ID_TABLE_ENDS: () = assert!(
+        table_is_terminated(T::ID_TABLE),
+        "a PCI id table must end with DeviceId::END, and only there"
+    );
+
+    /// An initialiser that registers driver `T`, owned by `module`.
+    pub fn new(module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        // Evaluated at compile time, for every driver type.
+        let () = Self::ID_TABLE_ENDS;
+        let init = move |slot: *mut Self| {
+            // SAFETY: `slot` is valid for writes and will not move
+            // (contract of `PinInit`); the driver is filled in before the
+            // PCI core sees it. The name and the table are `'static`.
+            let drv = unsafe {
+                let drv = Opaque::raw_get(addr_of_mut!((*slot).driver));
+                drv.write(core::mem::zeroed());
+                (*drv).name = T::NAME.as_ptr();
+                (*drv).id_table = T::ID_TABLE.as_ptr().cast();
+                (*drv).probe = Some(probe_callback::<T>);
+                (*drv).remove = Some(remove_callback::<T>);
+                drv
+            };
+            // SAFETY: the driver is initialised and pinned; on error it is
+            // not registered and holds nothing to free.
+            to_result(unsafe {
+                bindings::__pci_register_driver(drv, module.as_raw(), T::NAME.as_ptr())
+            })?;
+            // INVARIANT: registered.
+            Ok(())
+        };
+        // SAFETY: on `Ok` the driver is initialised (the marker needs
+        // nothing); on `Err` it holds nothing that needs dropping.
+        unsafe { pin_init_from_closure(init) }
+    }
+
+    /// Registers driver `T` in a new heap block.
+    pub fn new_pinned(module: &'static ThisModule) -> Result<Pin<KBox<Self>>> {
+        KBox::pin_init(Self::new(module), GFP_KERNEL)
+    }
+}
+
+impl<T: Driver> Drop for Registration<T> {
+    fn drop(&mut self) {
+        // SAFETY: registered (type invariants), and dropped only once; the
+        // PCI core removes every bound device before this returns.
+        unsafe { bindings::pci_unregister_driver(self.driver.as_raw()) };
+    }
+}
+
+/// The `probe` of driver `T`'s `pci_driver`.
+///
+/// # Safety
+///
+/// Called by the PCI core with a live function and the entry of
+/// `T::ID_TABLE` that matched it.
+unsafe extern "C" fn probe_callback<T: Driver>(
+    pdev: *mut bindings::pci_dev,
+    id: *const bindings::pci_device_id,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: the PCI core keeps `pdev` alive during the callback.
+        let dev = unsafe { Device::borrowed(pdev) };
+        // SAFETY: `id` points into `T::ID_TABLE` (or a dynamic id the core
+        // keeps alive during probe), and `DeviceId` is transparent.
+        let id = unsafe { &*id.cast::<DeviceId>() };
+        let data = KBox::new(T::probe(&dev, id)?, GFP_KERNEL)?;
+        // SAFETY: the function is alive; `remove_callback` takes the box
+        // back, and nothing else reads the driver data.
+        unsafe { bindings::rust_helper_pci_set_drvdata(pdev, KBox::into_raw(data).cast()) };
+        Ok(0)
+    })
+}
+
+/// The `remove` of driver `T`'s `pci_driver`.
+///
+/// # Safety
+///
+/// Called by the PCI core with a function that `probe_callback::<T>`
+/// bound, once.
+unsafe extern "C" fn remove_callback<T: Driver>(pdev: *mut bindings::pci_dev) {
+    // SAFETY: the PCI core keeps `pdev` alive during the callback.
+    let dev = unsafe { Device::borrowed(pdev) };
+    // SAFETY: a successful probe stored a `KBox<T::Data>` here, and remove
+    // runs once per probe: the box is taken back exactly once.
+    let data =
+        unsafe { KBox::<T::Data>::from_raw(bindings::rust_helper_pci_get_drvdata(pdev).cast()) };
+    T::remove(&dev, &data);
+    drop(data);
+    // SAFETY: the function is alive; the pointer is no longer valid.
+    unsafe { bindings::rust_helper_pci_set_drvdata(pdev, core::ptr::null_mut()) };
+}
