@@ -93,5 +93,6 @@ void rust_helper_usleep_range(unsigned long min, unsigned long max);
 void rust_helper_ida_init(struct ida *ida);
 unsigned long rust_helper_jiffies(void);
 unsigned long rust_helper_msecs_to_jiffies(unsigned int ms);
+unsigned int rust_helper_num_online_cpus(void);
 
 #endif

@@ -4,6 +4,7 @@
  * (kernel-crate/src/{pci,io,dma,irq,delay,ida,device}.rs). helpers.c
  * includes this file, so Kbuild compiles it into every module.
  */
+#include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/dma-mapping.h>
@@ -101,4 +102,9 @@ unsigned long rust_helper_jiffies(void)
 unsigned long rust_helper_msecs_to_jiffies(unsigned int ms)
 {
 	return msecs_to_jiffies(ms);
+}
+
+unsigned int rust_helper_num_online_cpus(void)
+{
+	return num_online_cpus();
 }

@@ -17,6 +17,7 @@
 pub mod alloc;
 pub mod bindings;
 pub mod chrdev;
+pub mod cpu;
 pub mod cred;
 pub mod delay;
 pub mod device;

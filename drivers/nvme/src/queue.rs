@@ -1,0 +1,160 @@
+//! A queue pair: a submission queue the driver writes and a completion
+//! queue the controller writes, both in coherent DMA memory, and their two
+//! doorbells.
+
+use kernel::dma::{CoherentAllocation, DmaAddress};
+use kernel::irq;
+use kernel::prelude::*;
+use kernel::sync::{Arc, SpinLockIrq};
+use kernel::{device, new_spinlock_irq, pin_init};
+
+use crate::cmd::{Command, Completion, Sqe};
+use crate::regs;
+
+/// Completion queue entries are four dwords.
+const CQE_DWORDS: usize = 4;
+
+// ANCHOR: queue
+/// One submission and completion queue pair.
+pub(crate) struct Queue {
+    /// 0 for the admin queue, 1 and up for I/O queues.
+    pub(crate) qid: u16,
+    /// Entries in each of the two queues.
+    pub(crate) depth: u16,
+    sq: CoherentAllocation<Sqe>,
+    /// The completion queue, dword by dword: the phase bit in dword 3 is
+    /// read before the rest of an entry.
+    cq: CoherentAllocation<u32>,
+    bar: Arc<regs::Bar>,
+    sq_doorbell: usize,
+    cq_doorbell: usize,
+    state: SpinLockIrq<QueueState>,
+}
+
+/// What the submission and completion paths change.
+struct QueueState {
+    /// Where the next command goes.
+    sq_tail: u16,
+    /// The controller's last reported submission queue head: entries from
+    /// it up to the tail are still being read by the controller.
+    sq_head: u16,
+    /// The next completion queue entry to look at.
+    cq_head: u16,
+    /// The phase tag that marks a new entry: it flips each time the
+    /// controller wraps around the completion queue.
+    cq_phase: bool,
+}
+// ANCHOR_END: queue
+
+impl Queue {
+    /// A queue pair `qid` of `depth` entries, zeroed (every completion
+    /// entry's phase is 0, so the first new one has phase 1).
+    pub(crate) fn new(
+        dev: &device::Device,
+        bar: &Arc<regs::Bar>,
+        qid: u16,
+        depth: u16,
+        stride: u32,
+    ) -> Result<Arc<Queue>> {
+        let sq = CoherentAllocation::alloc(dev, depth.into(), GFP_KERNEL)?;
+        let cq = CoherentAllocation::alloc(dev, usize::from(depth) * CQE_DWORDS, GFP_KERNEL)?;
+        let (sq_doorbell, cq_doorbell) = regs::doorbells(qid, stride);
+        // Both doorbells must be inside the BAR.
+        if cq_doorbell + 4 > bar.len() {
+            return Err(ENODEV);
+        }
+        Arc::pin_init(
+            pin_init!(Queue {
+                qid <- qid,
+                depth <- depth,
+                sq <- sq,
+                cq <- cq,
+                bar <- bar.clone(),
+                sq_doorbell <- sq_doorbell,
+                cq_doorbell <- cq_doorbell,
+                state <- new_spinlock_irq!(QueueState {
+                    sq_tail: 0,
+                    sq_head: 0,
+                    cq_head: 0,
+                    cq_phase: true,
+                }),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The submission queue's bus address.
+    pub(crate) fn sq_dma(&self) -> DmaAddress {
+        self.sq.dma_handle()
+    }
+
+    /// The completion queue's bus address.
+    pub(crate) fn cq_dma(&self) -> DmaAddress {
+        self.cq.dma_handle()
+    }
+
+    // ANCHOR: submit
+    /// Copies `cmd` to the tail of the submission queue and rings its
+    /// doorbell. `EBUSY` if the queue is full.
+    pub(crate) fn submit(&self, cmd: &Command) -> Result {
+        let mut state = self.state.lock();
+        let next = (state.sq_tail + 1) % self.depth;
+        if next == state.sq_head {
+            return Err(EBUSY);
+        }
+        self.sq.write(state.sq_tail.into(), cmd.0)?;
+        state.sq_tail = next;
+        // The entry is in memory before the doorbell tells the controller:
+        // `writel` orders it after earlier stores.
+        self.bar.try_write32(self.sq_doorbell, next.into())
+    }
+    // ANCHOR_END: submit
+
+    // ANCHOR: completions
+    /// Hands every new completion entry to `f`, then tells the controller
+    /// how far the queue was read. Returns how many there were.
+    pub(crate) fn process(&self, mut f: impl FnMut(Completion)) -> u32 {
+        let mut state = self.state.lock();
+        let mut found = 0;
+        loop {
+            let base = usize::from(state.cq_head) * CQE_DWORDS;
+            // The phase bit first: only once it says the entry is new are
+            // its other dwords read (the device writes the entry before,
+            // or with, the dword that holds the phase).
+            let Ok(dw3) = self.cq.read(base + 3) else {
+                break;
+            };
+            if Completion::phase_of(dw3) != state.cq_phase {
+                break;
+            }
+            let dw0 = self.cq.read(base).unwrap_or(0);
+            let dw2 = self.cq.read(base + 2).unwrap_or(0);
+            let cqe = Completion::from_dwords(dw0, dw2, dw3);
+            state.sq_head = cqe.sq_head % self.depth;
+            state.cq_head += 1;
+            if state.cq_head == self.depth {
+                state.cq_head = 0;
+                state.cq_phase = !state.cq_phase;
+            }
+            found += 1;
+            f(cqe);
+        }
+        if found > 0 {
+            // Cannot fail: checked against the BAR in `new`.
+            let _ = self.bar.try_write32(self.cq_doorbell, state.cq_head.into());
+        }
+        found
+    }
+    // ANCHOR_END: completions
+}
+
+/// An I/O queue's interrupt: its completions.
+impl irq::Handler for Queue {
+    fn handle_irq(&self) -> irq::Return {
+        if self.process(|_cqe| {}) > 0 {
+            irq::Return::Handled
+        } else {
+            irq::Return::None
+        }
+    }
+}
