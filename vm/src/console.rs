@@ -64,6 +64,34 @@ pub const ROUTINE_MODULE_LINES: &[&str] = &[
     "module verification failed: signature and/or required key missing - tainting kernel",
 ];
 
+/// How the kernel words an oops (a fault in kernel code).
+const OOPS: &[&str] = &[
+    "Oops:",
+    "general protection fault",
+    "BUG: kernel NULL pointer dereference",
+    "BUG: unable to handle",
+];
+
+/// The headlines of lockdep's reports.
+const LOCKDEP: &[&str] = &[
+    "WARNING: possible circular locking dependency detected",
+    "WARNING: possible recursive locking detected",
+    "WARNING: inconsistent lock state",
+    "WARNING: bad unlock balance detected",
+    "WARNING: held lock freed",
+    "WARNING: lock held when returning to user space",
+    "WARNING: possible irq lock inversion dependency detected",
+    "WARNING: suspicious RCU usage",
+    "BUG: held lock freed",
+];
+
+/// The headlines of the atomic-sleep check's reports (`might_sleep()`).
+const ATOMIC_SLEEP: &[&str] = &[
+    "BUG: sleeping function called from invalid context",
+    "BUG: scheduling while atomic",
+    "BUG: workqueue leaked lock or atomic",
+];
+
 /// Something the kernel reported: a crash, a warning, or one of the debug
 /// kernel's tools (KASAN, lockdep, the atomic-sleep check, kmemleak).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -131,62 +159,48 @@ impl Finding {
         }
     }
 
+    /// The kernel's own findings, in the order they are looked for in a
+    /// line (an oops's `BUG: unable to handle` before a plain `BUG:`).
+    const KERNEL: [Finding; 5] = [
+        Finding::Panic,
+        Finding::Oops,
+        Finding::Bug,
+        Finding::Warning,
+        Finding::CallTrace,
+    ];
+
+    /// The words that tell it: for the kernel's own findings, words a line
+    /// contains; for the debug tools', how their headlines start.
+    fn words(self) -> &'static [&'static str] {
+        match self {
+            Finding::Panic => &["Kernel panic"],
+            Finding::Oops => OOPS,
+            Finding::Bug => &["BUG:"],
+            Finding::Warning => &["WARNING:"],
+            Finding::CallTrace => &["Call Trace:"],
+            Finding::Kasan => &["BUG: KASAN: "],
+            Finding::Lockdep => LOCKDEP,
+            Finding::AtomicSleep => ATOMIC_SLEEP,
+            Finding::Kmemleak => &["unreferenced object 0x"],
+        }
+    }
+
     /// What a console line (timestamp or not) reports in the kernel's own
     /// words, whatever the kernel: a panic, an oops, a `BUG:`, a `WARNING:`
     /// or a stack dump. The debug tools' headlines are `BUG:` and
     /// `WARNING:` lines too; [`Finding::of_headline`] tells them apart.
     pub fn in_line(line: &str) -> Option<Finding> {
-        const OOPS: &[&str] = &[
-            "Oops:",
-            "general protection fault",
-            "BUG: kernel NULL pointer dereference",
-            "BUG: unable to handle",
-        ];
-        if line.contains("Kernel panic") {
-            Some(Finding::Panic)
-        } else if OOPS.iter().any(|w| line.contains(w)) {
-            Some(Finding::Oops)
-        } else if line.contains("BUG:") {
-            Some(Finding::Bug)
-        } else if line.contains("WARNING:") {
-            Some(Finding::Warning)
-        } else if line.contains("Call Trace:") {
-            Some(Finding::CallTrace)
-        } else {
-            None
-        }
+        Finding::KERNEL
+            .into_iter()
+            .find(|f| f.words().iter().any(|w| line.contains(w)))
     }
 
     /// The debug tool whose report a (prefix-stripped) line is the
     /// headline of.
     pub fn of_headline(line: &str) -> Option<Finding> {
-        const LOCKDEP: &[&str] = &[
-            "WARNING: possible circular locking dependency detected",
-            "WARNING: possible recursive locking detected",
-            "WARNING: inconsistent lock state",
-            "WARNING: bad unlock balance detected",
-            "WARNING: held lock freed",
-            "WARNING: lock held when returning to user space",
-            "WARNING: possible irq lock inversion dependency detected",
-            "WARNING: suspicious RCU usage",
-            "BUG: held lock freed",
-        ];
-        const ATOMIC_SLEEP: &[&str] = &[
-            "BUG: sleeping function called from invalid context",
-            "BUG: scheduling while atomic",
-            "BUG: workqueue leaked lock or atomic",
-        ];
-        if line.starts_with("BUG: KASAN: ") {
-            Some(Finding::Kasan)
-        } else if LOCKDEP.iter().any(|h| line.starts_with(h)) {
-            Some(Finding::Lockdep)
-        } else if ATOMIC_SLEEP.iter().any(|h| line.starts_with(h)) {
-            Some(Finding::AtomicSleep)
-        } else if line.starts_with("unreferenced object 0x") {
-            Some(Finding::Kmemleak)
-        } else {
-            None
-        }
+        Finding::DEBUG_TOOLS
+            .into_iter()
+            .find(|f| f.words().iter().any(|h| line.starts_with(h)))
     }
 
     /// What the line a run's verdict names reports: a debug tool's
