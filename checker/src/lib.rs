@@ -36,3 +36,6 @@ pub mod report;
 pub mod batch;
 
 pub mod tools;
+
+#[cfg(test)]
+mod testutil;

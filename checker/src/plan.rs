@@ -93,16 +93,13 @@ mod tests {
 
     #[test]
     fn host_steps_then_guest_steps_then_reference_runs() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("lab.toml"),
+        let (_dir, lab) = crate::testutil::lab_on_disk(
             "title='t'\nchapter='c.md'\nmodules=['m']\n[random]\nn = { int = [1, 3] }\n\
              [[step]]\nname='h'\nhost='true'\n\
              [[step]]\nname='a'\nrun='insmod {ko} n={n}'\ndifferential=true\n\
              [[step]]\nname='b'\nrun='rmmod m'\n",
-        )
-        .unwrap();
-        let lab = Lab::load(dir.path()).unwrap().with_inputs(1);
+        );
+        let lab = lab.with_inputs(1);
         let plan = Plan::of(&lab);
         assert_eq!(plan.host, [StepId(0)]);
         assert_eq!(

@@ -19,6 +19,12 @@ fn lab_number(lab: &Lab) -> u32 {
         .unwrap_or_else(|| panic!("{}: a lab folder is named lab-NN", lab.name))
 }
 
+/// Fails with `what` and the list when `wrong` is not empty.
+#[track_caller]
+fn none_of(what: &str, wrong: &[String]) {
+    assert!(wrong.is_empty(), "{what}:\n{}", wrong.join("\n"));
+}
+
 #[test]
 fn every_lab_names_the_chapter_with_its_number() {
     let chapters = chapters();
@@ -44,11 +50,7 @@ fn every_lab_names_the_chapter_with_its_number() {
             Some(_) => {}
         }
     }
-    assert!(
-        wrong.is_empty(),
-        "chapter and lab numbers differ:\n{}",
-        wrong.join("\n")
-    );
+    none_of("chapter and lab numbers differ", &wrong);
 }
 
 /// The converse: every numbered chapter that is written (not a draft, not
@@ -76,9 +78,5 @@ fn every_written_chapter_has_the_lab_with_its_number() {
             ));
         }
     }
-    assert!(
-        wrong.is_empty(),
-        "chapters without their lab:\n{}",
-        wrong.join("\n")
-    );
+    none_of("chapters without their lab", &wrong);
 }

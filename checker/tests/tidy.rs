@@ -47,47 +47,56 @@ fn every_lab_is_complete() {
     let labs = all_labs(&root()).expect("labs/ is readable");
     assert!(!labs.is_empty(), "no lab found under labs/");
     for dir in labs {
-        let lab = Lab::load(&dir).expect("lab.toml parses");
         // The reference solution is not listed: it may live in `solution/`,
         // share the exercise's sources (lab 02) or be a finished driver
         // (lab 08); `checker verify` proves it passes.
-        for file in [
-            "README.md",
-            "Kbuild",
-            "Makefile",
-            "Cargo.toml",
-            "src/lib.rs",
-        ] {
-            assert!(dir.join(file).is_file(), "{}: {file} is missing", lab.name);
-        }
-        for (index, step) in lab.config.steps.iter().enumerate() {
-            let expected = lab.expected_path(index);
-            // A differential step is compared with the reference solution's
-            // run in the same boot, never with a file.
-            if step.differential {
-                assert!(
-                    !expected.exists(),
-                    "{}: {} is never read: its step is differential",
-                    lab.name,
-                    expected.display()
-                );
-                continue;
-            }
+        assert_complete(
+            &dir,
+            &[
+                "README.md",
+                "Kbuild",
+                "Makefile",
+                "Cargo.toml",
+                "src/lib.rs",
+            ],
+        );
+    }
+}
+
+/// `dir` holds `files`, a snapshot for each step that is not differential
+/// (none for one that is) and names a chapter that exists.
+fn assert_complete(dir: &Path, files: &[&str]) {
+    let lab = Lab::load(dir).expect("lab.toml parses");
+    for file in files {
+        assert!(dir.join(file).is_file(), "{}: {file} is missing", lab.name);
+    }
+    for (index, step) in lab.config.steps.iter().enumerate() {
+        let expected = lab.expected_path(index);
+        // A differential step is compared with the reference solution's
+        // run in the same boot, never with a file.
+        if step.differential {
             assert!(
-                expected.is_file(),
-                "{}: {} is missing (run the solution with UPDATE_EXPECT=1)",
+                !expected.exists(),
+                "{}: {} is never read: its step is differential",
                 lab.name,
                 expected.display()
             );
+            continue;
         }
-        let chapter = root().join("book/src").join(&lab.config.chapter);
         assert!(
-            chapter.is_file(),
-            "{}: chapter {} does not exist",
+            expected.is_file(),
+            "{}: {} is missing (run the solution with UPDATE_EXPECT=1)",
             lab.name,
-            chapter.display()
+            expected.display()
         );
     }
+    let chapter = root().join("book/src").join(&lab.config.chapter);
+    assert!(
+        chapter.is_file(),
+        "{}: chapter {} does not exist",
+        lab.name,
+        chapter.display()
+    );
 }
 
 /// No fixed transcript passes a lab whose behaviour depends on its input:
@@ -155,26 +164,7 @@ fn every_step_has_a_hint_and_only_the_students_code_scores() {
 #[test]
 fn every_sample_is_complete() {
     for dir in all_samples(&root()).expect("drivers/ is readable") {
-        let lab = Lab::load(&dir).expect("lab.toml parses");
-        for file in ["Kbuild", "Makefile", "Cargo.toml", "src/lib.rs"] {
-            assert!(dir.join(file).is_file(), "{}: {file} is missing", lab.name);
-        }
-        for index in 0..lab.config.steps.len() {
-            let expected = lab.expected_path(index);
-            assert!(
-                expected.is_file(),
-                "{}: {} is missing (run it with UPDATE_EXPECT=1)",
-                lab.name,
-                expected.display()
-            );
-        }
-        let chapter = root().join("book/src").join(&lab.config.chapter);
-        assert!(
-            chapter.is_file(),
-            "{}: no chapter {}",
-            lab.name,
-            chapter.display()
-        );
+        assert_complete(&dir, &["Kbuild", "Makefile", "Cargo.toml", "src/lib.rs"]);
     }
 }
 

@@ -243,12 +243,7 @@ fn compare_verdicts(dirs: &[PathBuf], entries: &[Entry], args: &FixturesArgs) ->
             ok = false;
             "WRONG"
         };
-        let line = r
-            .verdict
-            .line
-            .as_deref()
-            .map(|l| format!("  [{l}]"))
-            .unwrap_or_default();
+        let line = r.verdict.line_in("  [", "]");
         println!("{mark:<7} {:<width$}  {got}{line}", r.lab);
         if !same && !args.update {
             println!("        {:<width$}  expected: {want}", "");

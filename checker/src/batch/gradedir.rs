@@ -507,11 +507,8 @@ pub struct GradeArgs {
     /// Grade only this lab (repeatable; default: every lab a submission has).
     #[arg(long = "lab", value_name = "LAB")]
     pub labs: Vec<String>,
-    /// Runs at once (default: the number of CPUs).
-    #[arg(short = 'j', long, value_name = "N")]
-    pub jobs: Option<usize>,
     #[command(flatten)]
-    pub guest: GuestArgs,
+    pub batch: jobs::BatchArgs,
     /// Where the reports and logs go (default: target/checker/grade).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -607,7 +604,7 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
     // Only the labs that draw inputs have a seed to report.
     seeds.retain(|(_, lab, _)| labs.get(lab).is_some_and(Lab::has_differential));
     println!("inputs: seed {base_seed} (checker grade --seed {base_seed} draws them again)");
-    let parallel = args.jobs.unwrap_or_else(jobs::default_jobs);
+    let parallel = args.batch.parallel();
     let mut entries = jobs::run_and_report(&batch.jobs, parallel, &out)?;
     if !batch.failed.is_empty() {
         entries.extend(batch.failed);
@@ -657,7 +654,7 @@ fn prepare_all(root: &Path, subs: &[Submission], out: &Path, args: &GradeArgs) -
                 let note = Notes::of(&p);
                 print!("{}", note.lines("  "));
                 batch.notes.push(note);
-                batch.jobs.extend(jobs_for(&p, out, args.guest));
+                batch.jobs.extend(jobs_for(&p, out, args.batch.guest));
             }
             Err(e) => {
                 println!(" FAILED: {e:#}");
@@ -819,11 +816,12 @@ mod tests {
 
     #[test]
     fn submissions_are_found_and_sorted() {
-        let d = tempfile::tempdir().unwrap();
-        fs::create_dir_all(d.path().join("zoe/labs/lab-01/src")).unwrap();
+        let d = crate::testutil::tree(&[
+            ("zoe/labs/lab-01/src/lib.rs", ""),
+            ("bea.patch", ""),
+            ("notes.txt", ""),
+        ]);
         fs::create_dir_all(d.path().join("adam/labs")).unwrap();
-        fs::write(d.path().join("bea.patch"), "").unwrap();
-        fs::write(d.path().join("notes.txt"), "").unwrap();
         let subs = find_submissions(d.path()).unwrap();
         let names: Vec<_> = subs.iter().map(|s| s.student.as_str()).collect();
         assert_eq!(names, ["adam", "bea", "zoe"]);
@@ -837,24 +835,23 @@ mod tests {
     /// harness is `src/module.rs`.
     fn course(d: &Path) -> PathBuf {
         let root = d.join("course");
-        let lab = root.join("labs/lab-01");
-        for dir in ["src", "solution/src", "expected"] {
-            fs::create_dir_all(lab.join(dir)).unwrap();
-        }
-        fs::create_dir_all(root.join("kernel-crate/src")).unwrap();
-        fs::write(root.join("kernel-crate/src/lib.rs"), "// kernel\n").unwrap();
-        fs::write(root.join("Cargo.toml"), "[workspace]\n").unwrap();
-        fs::write(
-            lab.join("lab.toml"),
-            "title='t'\nchapter='c.md'\nmodules=['m']\nstudent=['src/lib.rs']\n\
-             [[step]]\nname='a'\nrun='true'\n",
-        )
-        .unwrap();
-        fs::write(lab.join("src/lib.rs"), "// TODO\n").unwrap();
-        fs::write(lab.join("src/module.rs"), "// harness\n").unwrap();
-        fs::write(lab.join("solution/src/lib.rs"), "// solution\n").unwrap();
-        fs::write(lab.join("expected/01-a.txt"), "course\n").unwrap();
-        fs::write(lab.join("hello.ko"), "stale build output").unwrap();
+        crate::testutil::write(
+            &root,
+            &[
+                ("kernel-crate/src/lib.rs", "// kernel\n"),
+                ("Cargo.toml", "[workspace]\n"),
+                (
+                    "labs/lab-01/lab.toml",
+                    "title='t'\nchapter='c.md'\nmodules=['m']\nstudent=['src/lib.rs']\n\
+                     [[step]]\nname='a'\nrun='true'\n",
+                ),
+                ("labs/lab-01/src/lib.rs", "// TODO\n"),
+                ("labs/lab-01/src/module.rs", "// harness\n"),
+                ("labs/lab-01/solution/src/lib.rs", "// solution\n"),
+                ("labs/lab-01/expected/01-a.txt", "course\n"),
+                ("labs/lab-01/hello.ko", "stale build output"),
+            ],
+        );
         root
     }
 
@@ -886,15 +883,13 @@ mod tests {
             source: Source::Patch(patch),
         };
         let p = prepare_sources(&root, &sub, &work, &[]).unwrap();
-        assert_eq!(p.labs, ["lab-01"]);
-        assert_eq!(p.taken, ["labs/lab-01/src/lib.rs"]);
-        assert_eq!(
-            p.ignored,
-            [
+        only_the_student_file_is_taken(
+            &p,
+            &[
                 "kernel-crate/src/lib.rs",
                 "labs/lab-01/expected/01-a.txt",
-                "labs/lab-01/src/module.rs"
-            ]
+                "labs/lab-01/src/module.rs",
+            ],
         );
         let ws = &p.workspace;
         let read = |path: &Path| fs::read_to_string(path).unwrap();
@@ -907,6 +902,14 @@ mod tests {
             .file_type()
             .is_symlink());
         expected_is_outside_the_workspace(&p);
+    }
+
+    /// Lab 01's student file is taken, and `ignored` is named.
+    #[track_caller]
+    fn only_the_student_file_is_taken(p: &Prepared, ignored: &[&str]) {
+        assert_eq!(p.labs, ["lab-01"]);
+        assert_eq!(p.taken, ["labs/lab-01/src/lib.rs"]);
+        assert_eq!(p.ignored, ignored);
     }
 
     /// The snapshots are not in the workspace the build sees, and the run
@@ -940,29 +943,31 @@ mod tests {
         let root = course(d.path());
         let tree = d.path().join("subs/alice");
         copy_sources(&root, &tree).unwrap();
+        crate::testutil::write(
+            &tree,
+            &[
+                ("labs/lab-01/src/lib.rs", "// done\n"),
+                ("labs/lab-01/src/module.rs", "// forged\n"),
+                ("labs/lab-01/src/extra.rs", "// new\n"),
+                ("labs/lab-01/expected/01-a.txt", "forged\n"),
+                ("labs/lab-01/module.o", "build output"),
+                ("node_modules/x/a.js", ""),
+            ],
+        );
         let lab = tree.join("labs/lab-01");
-        fs::write(lab.join("src/lib.rs"), "// done\n").unwrap();
-        fs::write(lab.join("src/module.rs"), "// forged\n").unwrap();
-        fs::write(lab.join("src/extra.rs"), "// new\n").unwrap();
-        fs::write(lab.join("expected/01-a.txt"), "forged\n").unwrap();
-        fs::write(lab.join("module.o"), "build output").unwrap();
-        fs::create_dir_all(tree.join("node_modules/x")).unwrap();
-        fs::write(tree.join("node_modules/x/a.js"), "").unwrap();
         let sub = Submission {
             student: "alice".into(),
             source: Source::Tree(tree.clone()),
         };
         let p = prepare_sources(&root, &sub, &d.path().join("work"), &[]).unwrap();
-        assert_eq!(p.labs, ["lab-01"]);
-        assert_eq!(p.taken, ["labs/lab-01/src/lib.rs"]);
-        assert_eq!(
-            p.ignored,
-            [
+        only_the_student_file_is_taken(
+            &p,
+            &[
                 "labs/lab-01/expected/01-a.txt",
                 "labs/lab-01/src/extra.rs",
                 "labs/lab-01/src/module.rs",
-                "node_modules/"
-            ]
+                "node_modules/",
+            ],
         );
         let ws = &p.workspace;
         let read = |rel: &str| fs::read_to_string(ws.join(rel)).unwrap();
@@ -992,12 +997,13 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let root = course(d.path());
         let tree = d.path().join("subs/bob");
-        fs::create_dir_all(tree.join("labs/lab-01/src")).unwrap();
-        fs::write(
-            tree.join("labs/lab-01/src/lib.rs"),
-            "fn f() {\n    pr_info!(\"{}\", include_str!(\"../expected/01-a.txt\"));\n}\n",
-        )
-        .unwrap();
+        crate::testutil::write(
+            &tree,
+            &[(
+                "labs/lab-01/src/lib.rs",
+                "fn f() {\n    pr_info!(\"{}\", include_str!(\"../expected/01-a.txt\"));\n}\n",
+            )],
+        );
         let sub = Submission {
             student: "bob".into(),
             source: Source::Tree(tree),

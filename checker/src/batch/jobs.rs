@@ -240,18 +240,31 @@ pub fn done_line(done: usize, total: usize, job: &Job, r: &LabResult, took: Dura
         format!("{} {}", job.student, job.lab)
     };
     let what = r.verdict.short();
-    let line = r
-        .verdict
-        .line
-        .as_deref()
-        .map(|l| format!(": {l}"))
-        .unwrap_or_default();
+    let line = r.verdict.line_in(": ", "");
     format!(
         "[{done}/{total}] {who}: {}/{} points, {what}{line} ({:.1} s)",
         r.earned,
         r.points,
         took.as_secs_f64()
     )
+}
+
+/// The flags of the commands that boot many guests at once (`checker run`,
+/// `checker grade`): `-j` and each guest's.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct BatchArgs {
+    /// Runs at once (default: the number of CPUs).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
+    #[command(flatten)]
+    pub guest: GuestArgs,
+}
+
+impl BatchArgs {
+    /// How many runs go at once.
+    pub fn parallel(&self) -> usize {
+        self.jobs.unwrap_or_else(default_jobs)
+    }
 }
 
 /// `checker run`.
@@ -268,11 +281,8 @@ pub struct RunArgs {
     /// Run only up to step K of the lab (one lab only).
     #[arg(long, value_name = "K", conflicts_with = "all")]
     pub step: Option<usize>,
-    /// Runs at once (default: the number of CPUs).
-    #[arg(short = 'j', long, value_name = "N")]
-    pub jobs: Option<usize>,
     #[command(flatten)]
-    pub guest: GuestArgs,
+    pub batch: BatchArgs,
     /// Where the reports go (default: target/checker/reports/run).
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
@@ -358,7 +368,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<bool> {
         // One lab: the ordinary `checker lab`, in this terminal.
         let req = LabRequest {
             step: args.step,
-            ..request(&labs[0], args.solution, args.guest)
+            ..request(&labs[0], args.solution, args.batch.guest)
         };
         let r = crate::run::run_request(&req, &mut Terminal::stdout())?;
         return Ok(r.passed());
@@ -374,14 +384,14 @@ pub fn run_cmd(args: &RunArgs) -> Result<bool> {
             lab: l.clone(),
             request: LabRequest {
                 step: args.step,
-                ..request(l, args.solution, args.guest)
+                ..request(l, args.solution, args.batch.guest)
             },
             cwd: root.clone(),
             log: out.join("logs").join(format!("{l}.txt")),
             env: Vec::new(),
         })
         .collect();
-    let entries = run_and_report(&jobs, args.jobs.unwrap_or_else(default_jobs), &out)?;
+    let entries = run_and_report(&jobs, args.batch.parallel(), &out)?;
     Ok(entries.iter().all(|e| e.result.passed()))
 }
 

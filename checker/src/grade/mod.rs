@@ -517,6 +517,20 @@ mod tests {
     use super::*;
     use expect_test::expect;
 
+    /// The result channel's token in these tests.
+    const TOKEN: &str = "0123456789abcdef";
+
+    /// [`grade_steps`] of `lab` on the result channel's `text`.
+    fn graded(lab: &Lab, text: &str, timed_out: bool, update: bool) -> Vec<StepGrade> {
+        let t = ::vm::channel::parse(TOKEN, text);
+        grade_steps(lab, &Plan::of(lab), &t, timed_out, update)
+    }
+
+    /// One line per grade, as `line` shows it.
+    fn shown(grades: &[StepGrade], line: impl Fn(&StepGrade) -> String) -> String {
+        grades.iter().map(line).collect::<Vec<_>>().join("\n")
+    }
+
     #[test]
     fn crash_in_step() {
         let console = "[    0.0] Linux version 6.1.0\r\n\
@@ -595,20 +609,16 @@ mod tests {
 
     #[test]
     fn differential_steps_compare_with_the_reference_run() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("lab.toml"),
+        let (dir, lab) = crate::testutil::lab_on_disk(
             "title='t'\nchapter='c.md'\nmodules=['hello']\n[random]\nn = { int = [1, 3] }\n\
              [[step]]\nname='same'\nrun='insmod {ko} n={n}'\ndifferential=true\n\
              [[step]]\nname='other'\nrun='insmod {ko} n={n}'\ndifferential=true\n\
              [[step]]\nname='ref-failed'\nrun='insmod {ko}'\ndifferential=true\n",
-        )
-        .unwrap();
-        let lab = Lab::load(dir.path()).unwrap().with_inputs(9);
-        let token = "0123456789abcdef";
+        );
+        let lab = lab.with_inputs(9);
         let step = |n: usize, out: &str, log: &str, status: i32| {
             format!(
-                "{token} start {n} 1.0\n{token} begin {n}\n{out}\n{token} kmsg {n}\n{log}{token} end {n} {status} 1.5\n"
+                "{TOKEN} start {n} 1.0\n{TOKEN} begin {n}\n{out}\n{TOKEN} kmsg {n}\n{log}{TOKEN} end {n} {status} 1.5\n"
             )
         };
         let text = [
@@ -631,87 +641,70 @@ mod tests {
             ),
         ]
         .concat();
-        let t = ::vm::channel::parse(token, &text);
-        let grades = grade_steps(&lab, &Plan::of(&lab), &t, false, true);
-        let shown: Vec<String> = grades
-            .iter()
-            .map(|g| {
-                format!(
-                    "{} {} {:?} {:?}",
-                    g.name,
-                    g.expected_path.display(),
-                    g.status,
-                    g.expected
-                )
-            })
-            .collect();
+        let grades = graded(&lab, &text, false, true);
+        let shown = shown(&grades, |g| {
+            format!(
+                "{} {} {:?} {:?}",
+                g.name,
+                g.expected_path.display(),
+                g.status,
+                g.expected
+            )
+        });
         expect![[r#"
             same (the reference solution, seed 9) Passed None
             other (the reference solution, seed 9) Passed None
             ref-failed (the reference solution, seed 9) Failed(Mismatch) Some("(the reference solution's run of this step failed, status 1: the lab's step must succeed with the reference solution)\n")"#]]
-        .assert_eq(&shown.join("\n"));
+        .assert_eq(&shown);
         // UPDATE_EXPECT writes no snapshot for them.
         assert!(!dir.path().join("expected").exists());
     }
 
     #[test]
     fn grading_from_transcript() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("lab.toml"),
+        let (dir, lab) = crate::testutil::lab_on_disk(
             "title='t'\nchapter='c.md'\nmodules=['hello']\n\
              [[step]]\nname='load'\nrun='insmod /lab/hello.ko'\n\
              [[step]]\nname='read'\nrun='cat /proc/hello'\n\
              [[step]]\nname='hang'\nrun='sleep 100'\n\
              [[step]]\nname='unload'\nrun='rmmod hello'\n",
-        )
-        .unwrap();
-        let lab = Lab::load(dir.path()).unwrap();
+        );
         std::fs::create_dir(dir.path().join("expected")).unwrap();
         std::fs::write(
             lab.expected_path(0),
             "$ insmod /lab/hello.ko\nstatus: 0\n--- output\n--- kernel log\nhello: Hello\n",
         )
         .unwrap();
-        let token = "0123456789abcdef";
         let text = format!(
-            "{token} start 1 1.0\n{token} begin 1\n\n{token} kmsg 1\n[ 1.1] hello: Hello\n{token} end 1 0 1.25\n\
-             {token} start 2 1.3\n{token} begin 2\nhi\n\n{token} kmsg 2\n{token} end 2 0 1.4\n\
-             {token} start 3 1.5\n"
+            "{TOKEN} start 1 1.0\n{TOKEN} begin 1\n\n{TOKEN} kmsg 1\n[ 1.1] hello: Hello\n{TOKEN} end 1 0 1.25\n\
+             {TOKEN} start 2 1.3\n{TOKEN} begin 2\nhi\n\n{TOKEN} kmsg 2\n{TOKEN} end 2 0 1.4\n\
+             {TOKEN} start 3 1.5\n"
         );
-        let t = ::vm::channel::parse(token, &text);
-        let grades = grade_steps(&lab, &Plan::of(&lab), &t, true, false);
-        let shown: Vec<String> = grades
-            .iter()
-            .map(|g| {
-                format!(
-                    "{} {} {:?} {:?} {:?}",
-                    g.id.0, g.name, g.time, g.status, g.expected
-                )
-            })
-            .collect();
+        let grades = graded(&lab, &text, true, false);
+        let shown = shown(&grades, |g| {
+            format!(
+                "{} {} {:?} {:?} {:?}",
+                g.id.0, g.name, g.time, g.status, g.expected
+            )
+        });
         expect![[r#"
             0 load Some(0.25) Failed(Mismatch) Some("$ insmod /lab/hello.ko\nstatus: 0\n--- output\n--- kernel log\nhello: Hello\n")
             1 read Some(0.09999999999999987) Failed(MissingExpected) None
             2 hang None Failed(TimedOut) None
             3 unload None Failed(NotRun) None"#]]
-        .assert_eq(&shown.join("\n"));
-        let grades = grade_steps(&lab, &Plan::of(&lab), &t, false, false);
+        .assert_eq(&shown);
+        let grades = graded(&lab, &text, false, false);
         assert_eq!(grades[2].status, Status::Failed(Failure::GuestStopped));
     }
 
     #[test]
     fn a_reported_problem_fails_its_step_and_skips_its_dependents() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("lab.toml"),
+        let (_dir, lab) = crate::testutil::lab_on_disk(
             "title='t'\nchapter='c.md'\nmodules=['m']\n\
              [[step]]\nname='load'\nrun='insmod /lab/m.ko'\n\
              [[step]]\nname='use'\nrun='cat /dev/m'\n\
              [[step]]\nname='unload'\nrun='rmmod m'\ndepends='use'\n",
-        )
-        .unwrap();
-        let lab = Lab::load(dir.path()).unwrap();
+        );
         let mut grades: Vec<StepGrade> = (0..3)
             .map(|index| StepGrade {
                 hint: None,
@@ -725,15 +718,14 @@ mod tests {
         };
         fail_reported_step(&mut grades, &crash);
         apply_depends(&lab, &mut grades);
-        let shown: Vec<String> = grades
-            .iter()
-            .map(|g| format!("{} {:?} {}", g.name, g.status, g.earned()))
-            .collect();
+        let shown = shown(&grades, |g| {
+            format!("{} {:?} {}", g.name, g.status, g.earned())
+        });
         expect![[r#"
             load Passed 1
             use Failed(KernelReport) 0
             unload Skipped("use") 0"#]]
-        .assert_eq(&shown.join("\n"));
+        .assert_eq(&shown);
 
         // A report before the first step (or after the last one) has no step.
         let mut untouched = grades.clone();

@@ -85,6 +85,14 @@ impl Verdict {
             None => word.to_owned(),
         }
     }
+
+    /// The console line between `open` and `close`, or nothing when
+    /// there is none: for appending to a line about the run.
+    pub fn line_in(&self, open: &str, close: &str) -> String {
+        self.line
+            .as_deref()
+            .map_or_else(String::new, |l| format!("{open}{l}{close}"))
+    }
 }
 
 /// What kind of crash a crash line reports, in one word: the debug

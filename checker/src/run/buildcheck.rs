@@ -12,12 +12,12 @@
 //! anything else of the `alloc` crate. `nm -C` gives the demangled name for
 //! the message.
 
+use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 /// One symbol of a module: its raw (mangled) name and its demangled name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,24 +188,13 @@ pub fn parse_nm(raw: &str, demangled: &str) -> Vec<Symbol> {
 }
 
 fn run_nm(ko: &Path, demangle: bool) -> Result<String> {
-    let mut cmd = Command::new("nm");
     // `-p`: symbol-table order, so that both listings line up.
-    cmd.arg("-p").arg("-a");
+    let mut args = vec![OsStr::new("-p"), OsStr::new("-a")];
     if demangle {
-        cmd.arg("-C");
+        args.push(OsStr::new("-C"));
     }
-    let out = cmd
-        .arg(ko)
-        .output()
-        .context("cannot run nm: install binutils (`make setup`)")?;
-    if !out.status.success() {
-        bail!(
-            "nm {} failed: {}",
-            ko.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    args.push(ko.as_os_str());
+    crate::tools::exec::binutils("nm", &args)
 }
 
 /// The forbidden symbols of one module file.

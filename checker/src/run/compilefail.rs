@@ -164,14 +164,10 @@ mod tests {
     /// kernel, its tree and `target/kernel-debug`, not Debian's headers.
     #[test]
     fn case_builds_against_the_toolchain_of_the_run() {
-        let lab = Lab {
-            name: "lab-05".into(),
-            dir: "/w/labs/lab-05".into(),
-            config: crate::spec::lab::parse(
-                "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n",
-            )
-            .expect("config"),
-        };
+        let lab = crate::testutil::lab(
+            "/w/labs/lab-05",
+            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n",
+        );
         let tc = Toolchain {
             abi: "debug-6.1.192-3".into(),
             kdir: "/cache/debug/src".into(),

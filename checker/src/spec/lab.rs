@@ -1416,12 +1416,42 @@ mod tests {
     use super::*;
     use expect_test::{expect, Expect};
 
+    #[track_caller]
     fn check(input: &str, expect: Expect) {
+        check_with(input, |c| format!("{c:#?}"), expect);
+    }
+
+    /// `show` of the parsed `input`, or its error, with a TOML parse
+    /// error's excerpt [`folded`].
+    #[track_caller]
+    fn check_with(input: &str, show: impl Fn(&LabConfig) -> String, expect: Expect) {
         let actual = match parse(input) {
-            Ok(c) => format!("{c:#?}"),
-            Err(e) => format!("error: {e:#}"),
+            Ok(c) => show(&c),
+            Err(e) => format!("error: {}", folded(&format!("{e:#}"))),
         };
         expect.assert_eq(&actual);
+    }
+
+    /// A TOML parse error's excerpt (the line, carets under the span) as
+    /// one line, `line L, column C, at `span`: message`, so that each
+    /// expectation says what is blamed in a line; `unknown_key` shows the
+    /// whole excerpt.
+    fn folded(error: &str) -> String {
+        let Some(rest) = error.strip_prefix("TOML parse error at ") else {
+            return error.to_owned();
+        };
+        let lines: Vec<&str> = rest.lines().collect();
+        let excerpt = |n: usize| lines.get(n).and_then(|l| l.split_once(" | ")).map(|p| p.1);
+        let (Some(source), Some(carets)) = (excerpt(2), excerpt(3)) else {
+            return error.to_owned();
+        };
+        let start = carets.find('^').unwrap_or(0);
+        let span: String = source
+            .chars()
+            .skip(start)
+            .take(carets.trim_end().len() - start)
+            .collect();
+        format!("{}, at `{span}`: {}", lines[0], lines[4..].join("\n"))
     }
 
     #[test]
@@ -1645,11 +1675,7 @@ run = "insmod /lab/m.ko"
         let head = "title='t'\nchapter='c.md'\nmodules=['m']\n";
         let guest = "[[step]]\nname='g'\nrun='true'\n";
         let check = |steps: &str, expect: Expect| {
-            let actual = match parse(&format!("{head}{steps}")) {
-                Ok(_) => "ok".to_owned(),
-                Err(e) => format!("error: {e:#}"),
-            };
-            expect.assert_eq(&actual);
+            check_with(&format!("{head}{steps}"), |_| "ok".to_owned(), expect);
         };
         check(
             &format!("[[step]]\nname='h'\nhost='true'\n{guest}"),
@@ -1657,43 +1683,27 @@ run = "insmod /lab/m.ko"
         );
         check(
             "[[step]]\nname='a'\nrun='true'\nhost='true'\n",
-            expect![[r#"
-                error: TOML parse error at line 4, column 1
-                  |
-                4 | [[step]]
-                  | ^^^^^^^^
-                step "a": give `run` (a guest command) or `host` (a host command), not both
-            "#]],
+            expect![[
+                r#"error: line 4, column 1, at `[[step]]`: step "a": give `run` (a guest command) or `host` (a host command), not both"#
+            ]],
         );
         check(
             "[[step]]\nname='a'\n",
-            expect![[r#"
-                error: TOML parse error at line 4, column 1
-                  |
-                4 | [[step]]
-                  | ^^^^^^^^
-                step "a": give `run` (a guest command) or `host` (a host command)
-            "#]],
+            expect![[
+                r#"error: line 4, column 1, at `[[step]]`: step "a": give `run` (a guest command) or `host` (a host command)"#
+            ]],
         );
         check(
             "[[step]]\nname='a'\nrun='true'\nhost_solution='true'\n",
-            expect![[r#"
-                error: TOML parse error at line 4, column 1
-                  |
-                4 | [[step]]
-                  | ^^^^^^^^
-                step "a": give `run` (a guest command) or `host` (a host command), not both
-            "#]],
+            expect![[
+                r#"error: line 4, column 1, at `[[step]]`: step "a": give `run` (a guest command) or `host` (a host command), not both"#
+            ]],
         );
         check(
             "[[step]]\nname='a'\nhost_solution='true'\n",
-            expect![[r#"
-                error: TOML parse error at line 4, column 1
-                  |
-                4 | [[step]]
-                  | ^^^^^^^^
-                step "a": `host_solution` needs `host`
-            "#]],
+            expect![[
+                r#"error: line 4, column 1, at `[[step]]`: step "a": `host_solution` needs `host`"#
+            ]],
         );
         check(
             &format!("{guest}[[step]]\nname='h'\nhost='true'\n"),
@@ -1726,20 +1736,21 @@ run = "insmod /lab/m.ko"
     fn points_depends_hints() {
         let head = "title='t'\nchapter='c.md'\nmodules=['m']\n";
         let check = |steps: &str, expect: Expect| {
-            let actual = match parse(&format!("{head}{steps}")) {
-                Ok(c) => c
-                    .steps
-                    .iter()
-                    .map(|s| {
-                        format!(
-                            "{} points={} depends={:?} hint={:?}\n",
-                            s.name, s.points, s.depends, s.hint
-                        )
-                    })
-                    .collect(),
-                Err(e) => format!("error: {e:#}"),
-            };
-            expect.assert_eq(&actual);
+            check_with(
+                &format!("{head}{steps}"),
+                |c| {
+                    c.steps
+                        .iter()
+                        .map(|s| {
+                            format!(
+                                "{} points={} depends={:?} hint={:?}\n",
+                                s.name, s.points, s.depends, s.hint
+                            )
+                        })
+                        .collect()
+                },
+                expect,
+            );
         };
         check(
             "[[step]]\nname='load'\nrun='true'\npoints=3\nhint='Does init return Ok(...)?'\n\
@@ -1769,13 +1780,7 @@ run = "insmod /lab/m.ko"
         );
         check(
             "[[step]]\nname='a'\nrun='true'\npoints=-1\n",
-            expect![[r#"
-                error: TOML parse error at line 7, column 8
-                  |
-                7 | points=-1
-                  |        ^^
-                invalid value: integer `-1`, expected u32
-            "#]],
+            expect!["error: line 7, column 8, at `-1`: invalid value: integer `-1`, expected u32"],
         );
     }
 
@@ -1784,11 +1789,11 @@ run = "insmod /lab/m.ko"
         let head = "title='t'\nchapter='c.md'\nmodules=['m']\n";
         let step = "[[step]]\nname='a'\nrun='/lab/devtest'\n";
         let check = |programs: &str, expect: Expect| {
-            let actual = match parse(&format!("{head}{programs}\n{step}")) {
-                Ok(c) => format!("{:?}", c.programs),
-                Err(e) => format!("error: {e:#}"),
-            };
-            expect.assert_eq(&actual);
+            check_with(
+                &format!("{head}{programs}\n{step}"),
+                |c| format!("{:?}", c.programs),
+                expect,
+            );
         };
         check("", expect!["[]"]);
         check(
@@ -1832,11 +1837,11 @@ run = "insmod /lab/m.ko"
         let head = "title='t'\nchapter='c.md'\nmodules=['m']\n";
         let step = "[[step]]\nname='a'\nrun='true'\n";
         let check = |keys: &str, expect: Expect| {
-            let actual = match parse(&format!("{head}{keys}\n{step}")) {
-                Ok(c) => format!("{:?} {:?} {:?}", c.student, c.solution_dir, c.allow),
-                Err(e) => format!("error: {e:#}"),
-            };
-            expect.assert_eq(&actual);
+            check_with(
+                &format!("{head}{keys}\n{step}"),
+                |c| format!("{:?} {:?} {:?}", c.student, c.solution_dir, c.allow),
+                expect,
+            );
         };
         check("", expect!["[] None []"]);
         check(
@@ -1889,13 +1894,7 @@ run = "insmod /lab/m.ko"
         );
         check(
             "allow=['unsafe_code']",
-            expect![[r#"
-                error: TOML parse error at line 4, column 8
-                  |
-                4 | allow=['unsafe_code']
-                  |        ^^^^^^^^^^^^^
-                unknown variant `unsafe_code`, expected one of `unsafe`, `bindings`, `include`, `env`, `path-attribute`, `extern-crate`, `std`, `features`, `symbol-names`, `link-sections`, `asm`
-            "#]],
+            expect!["error: line 4, column 8, at `'unsafe_code'`: unknown variant `unsafe_code`, expected one of `unsafe`, `bindings`, `include`, `env`, `path-attribute`, `extern-crate`, `std`, `features`, `symbol-names`, `link-sections`, `asm`"],
         );
     }
 
@@ -1978,29 +1977,26 @@ run = "insmod /lab/m.ko"
 
     #[test]
     fn unknown_key() {
-        check(
+        // The whole excerpt, as `checker` prints it (the other tests fold it).
+        let e = parse(
             "title='t'\nchapter='c.md'\nmodules=['m']\nmemory=1\n[[step]]\nname='a'\nrun='true'\n",
-            expect![[r#"
+        )
+        .unwrap_err();
+        expect![[r#"
                 error: TOML parse error at line 4, column 1
                   |
                 4 | memory=1
                   | ^^^^^^
                 unknown field `memory`, expected one of `title`, `chapter`, `modules`, `programs`, `image_modules`, `student`, `solution_dir`, `allow`, `smp`, `timeout`, `random`, `step`
-            "#]],
-        );
+            "#]]
+        .assert_eq(&format!("error: {e:#}"));
     }
 
     #[test]
     fn unknown_step_key() {
         check(
             "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\nexpect='x'\n",
-            expect![[r#"
-                error: TOML parse error at line 7, column 1
-                  |
-                7 | expect='x'
-                  | ^^^^^^
-                unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `points`, `depends`, `hint`, `kernel`, `failslab`, `differential`
-            "#]],
+            expect!["error: line 7, column 1, at `expect`: unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `points`, `depends`, `hint`, `kernel`, `failslab`, `differential`"],
         );
     }
 
@@ -2008,23 +2004,11 @@ run = "insmod /lab/m.ko"
     fn missing_field() {
         check(
             "title='t'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n",
-            expect![[r#"
-                error: TOML parse error at line 1, column 1
-                  |
-                1 | title='t'
-                  | ^^^^^^^^^
-                missing field `chapter`
-            "#]],
+            expect!["error: line 1, column 1, at `title='t'`: missing field `chapter`"],
         );
         check(
             "title='t'\nchapter='c.md'\nmodules=['m']\n",
-            expect![[r#"
-                error: TOML parse error at line 1, column 1
-                  |
-                1 | title='t'
-                  | ^^^^^^^^^
-                missing field `step`
-            "#]],
+            expect!["error: line 1, column 1, at `title='t'`: missing field `step`"],
         );
     }
 
@@ -2105,23 +2089,13 @@ run = "insmod /lab/m.ko"
         );
         check(
             &lab("n = { float = 2 }", "run='true'"),
-            expect![[r#"
-                error: TOML parse error at line 5, column 7
-                  |
-                5 | n = { float = 2 }
-                  |       ^^^^^
-                unknown variant `float`, expected one of `int`, `hex`, `alpha`
-            "#]],
+            expect!["error: line 5, column 7, at `float`: unknown variant `float`, expected one of `int`, `hex`, `alpha`"],
         );
         check(
             &lab("", "host='true'\ndifferential=true"),
-            expect![[r#"
-                error: TOML parse error at line 6, column 1
-                  |
-                6 | [[step]]
-                  | ^^^^^^^^
-                step "a": `differential` is for guest (`run`) steps on every kernel
-            "#]],
+            expect![[
+                r#"error: line 6, column 1, at `[[step]]`: step "a": `differential` is for guest (`run`) steps on every kernel"#
+            ]],
         );
     }
 
@@ -2208,13 +2182,7 @@ run = "insmod /lab/m.ko"
         expect![[r#"CompileFail("compile-fail/guard_send.rs") Some("compile-fail/guard_send.rs") None None"#]].assert_eq(&summary);
         check(
             "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\ncompile_fail='x.rs'\n",
-            expect![[r#"
-                error: TOML parse error at line 4, column 1
-                  |
-                4 | [[step]]
-                  | ^^^^^^^^
-                step "a": `compile_fail` is a step of its own: no `run` or `host` with it
-            "#]],
+            expect![[r#"error: line 4, column 1, at `[[step]]`: step "a": `compile_fail` is a step of its own: no `run` or `host` with it"#]],
         );
         check(
             "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\ncompile_fail=''\n[[step]]\nname='b'\nrun='true'\n",

@@ -339,6 +339,36 @@ impl Checker<'_> {
     }
 }
 
+/// Visitor methods that read a node's `Verbatim` tokens (what syn could not
+/// parse) as tokens, and walk every other node as usual: `visit_item(syn::Item)`.
+macro_rules! verbatim_tokens {
+    ($($visit:ident($node:ident::$ty:ident)),* $(,)?) => {
+        $(
+            fn $visit(&mut self, node: &'ast $node::$ty) {
+                match node {
+                    $node::$ty::Verbatim(tokens) => self.tokens(tokens.clone()),
+                    _ => visit::$visit(self, node),
+                }
+            }
+        )*
+    };
+}
+
+/// Visitor methods that report the `unsafe` of a node that may carry one
+/// (its `unsafety` field), named `$what`, then walk the node as usual.
+macro_rules! optionally_unsafe {
+    ($($visit:ident($node:ident::$ty:ident, $what:literal)),* $(,)?) => {
+        $(
+            fn $visit(&mut self, node: &'ast $node::$ty) {
+                if let Some(u) = &node.unsafety {
+                    self.unsafe_keyword(u.span, $what);
+                }
+                visit::$visit(self, node);
+            }
+        )*
+    };
+}
+
 impl<'ast> Visit<'ast> for Checker<'_> {
     fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
         match &attr.meta {
@@ -377,40 +407,12 @@ impl<'ast> Visit<'ast> for Checker<'_> {
         visit::visit_expr_unsafe(self, e);
     }
 
-    fn visit_signature(&mut self, sig: &'ast syn::Signature) {
-        if let Some(u) = &sig.unsafety {
-            self.unsafe_keyword(u.span, "`unsafe fn`");
-        }
-        visit::visit_signature(self, sig);
-    }
-
-    fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
-        if let Some(u) = &item.unsafety {
-            self.unsafe_keyword(u.span, "`unsafe impl`");
-        }
-        visit::visit_item_impl(self, item);
-    }
-
-    fn visit_item_trait(&mut self, item: &'ast syn::ItemTrait) {
-        if let Some(u) = &item.unsafety {
-            self.unsafe_keyword(u.span, "`unsafe trait`");
-        }
-        visit::visit_item_trait(self, item);
-    }
-
     fn visit_item_foreign_mod(&mut self, item: &'ast syn::ItemForeignMod) {
         match &item.unsafety {
             Some(u) => self.unsafe_keyword(u.span, "`unsafe extern` block"),
             None => self.unsafe_keyword(item.abi.extern_token.span, "`extern` block"),
         }
         visit::visit_item_foreign_mod(self, item);
-    }
-
-    fn visit_type_bare_fn(&mut self, t: &'ast syn::TypeBareFn) {
-        if let Some(u) = &t.unsafety {
-            self.unsafe_keyword(u.span, "`unsafe fn` pointer");
-        }
-        visit::visit_type_bare_fn(self, t);
     }
 
     fn visit_item_extern_crate(&mut self, item: &'ast syn::ItemExternCrate) {
@@ -454,53 +456,21 @@ impl<'ast> Visit<'ast> for Checker<'_> {
         self.tokens(mac.tokens.clone());
     }
 
-    fn visit_item(&mut self, item: &'ast syn::Item) {
-        match item {
-            syn::Item::Verbatim(tokens) => self.tokens(tokens.clone()),
-            _ => visit::visit_item(self, item),
-        }
+    optionally_unsafe! {
+        visit_signature(syn::Signature, "`unsafe fn`"),
+        visit_item_impl(syn::ItemImpl, "`unsafe impl`"),
+        visit_item_trait(syn::ItemTrait, "`unsafe trait`"),
+        visit_type_bare_fn(syn::TypeBareFn, "`unsafe fn` pointer"),
     }
 
-    fn visit_expr(&mut self, e: &'ast syn::Expr) {
-        match e {
-            syn::Expr::Verbatim(tokens) => self.tokens(tokens.clone()),
-            _ => visit::visit_expr(self, e),
-        }
-    }
-
-    fn visit_type(&mut self, t: &'ast syn::Type) {
-        match t {
-            syn::Type::Verbatim(tokens) => self.tokens(tokens.clone()),
-            _ => visit::visit_type(self, t),
-        }
-    }
-
-    fn visit_pat(&mut self, p: &'ast syn::Pat) {
-        match p {
-            syn::Pat::Verbatim(tokens) => self.tokens(tokens.clone()),
-            _ => visit::visit_pat(self, p),
-        }
-    }
-
-    fn visit_impl_item(&mut self, i: &'ast syn::ImplItem) {
-        match i {
-            syn::ImplItem::Verbatim(tokens) => self.tokens(tokens.clone()),
-            _ => visit::visit_impl_item(self, i),
-        }
-    }
-
-    fn visit_trait_item(&mut self, i: &'ast syn::TraitItem) {
-        match i {
-            syn::TraitItem::Verbatim(tokens) => self.tokens(tokens.clone()),
-            _ => visit::visit_trait_item(self, i),
-        }
-    }
-
-    fn visit_foreign_item(&mut self, i: &'ast syn::ForeignItem) {
-        match i {
-            syn::ForeignItem::Verbatim(tokens) => self.tokens(tokens.clone()),
-            _ => visit::visit_foreign_item(self, i),
-        }
+    verbatim_tokens! {
+        visit_item(syn::Item),
+        visit_expr(syn::Expr),
+        visit_type(syn::Type),
+        visit_pat(syn::Pat),
+        visit_impl_item(syn::ImplItem),
+        visit_trait_item(syn::TraitItem),
+        visit_foreign_item(syn::ForeignItem),
     }
 }
 
@@ -942,14 +912,10 @@ fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
 
     #[test]
     fn paths_are_shown_from_the_workspace_root() {
-        let lab = Lab {
-            name: "lab-08".into(),
-            dir: "/w/labs/lab-08".into(),
-            config: crate::spec::lab::parse(
-                "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n",
-            )
-            .unwrap(),
-        };
+        let lab = crate::testutil::lab(
+            "/w/labs/lab-08",
+            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n",
+        );
         assert_eq!(
             shown(
                 &lab,

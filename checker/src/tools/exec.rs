@@ -93,6 +93,24 @@ pub fn clippy(root: &Path, tc: &Toolchain) -> Result<()> {
     Ok(())
 }
 
+/// Runs the binutils program `tool` with `args` and returns what it
+/// printed; an error names the command and what it wrote to stderr.
+pub fn binutils(tool: &str, args: &[&std::ffi::OsStr]) -> Result<String> {
+    let out = Command::new(tool)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run {tool}: install binutils (`make setup`)"))?;
+    if !out.status.success() {
+        let shown: Vec<_> = args.iter().map(|a| a.to_string_lossy()).collect();
+        bail!(
+            "{tool} {} failed: {}",
+            shown.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// `checker clean`: `make clean` in every folder of [`module_folders`],
 /// against Debian's headers (what `make clean` needs of the tree is the
 /// same for both kernels).

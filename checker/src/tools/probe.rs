@@ -143,13 +143,10 @@ mod tests {
 
     #[test]
     fn release_from_utsrelease_h() {
-        let d = tempfile::tempdir().unwrap();
-        fs::create_dir_all(d.path().join("include/generated")).unwrap();
-        fs::write(
-            d.path().join("include/generated/utsrelease.h"),
+        let d = crate::testutil::tree(&[(
+            "include/generated/utsrelease.h",
             "#define UTS_RELEASE \"6.1.0-57-amd64\"\n",
-        )
-        .unwrap();
+        )]);
         assert_eq!(headers_release(d.path()).as_deref(), Some("6.1.0-57-amd64"));
         assert_eq!(headers_release(&d.path().join("nothing")), None);
     }
@@ -163,8 +160,7 @@ mod tests {
         );
         fs::create_dir_all(d.path().join("lib/rustlib/src/rust/library/core")).unwrap();
         fs::create_dir_all(d.path().join("lib/rustlib").join(RUST_TARGET)).unwrap();
-        fs::create_dir_all(d.path().join("bin")).unwrap();
-        fs::write(d.path().join("bin/rustfmt"), "").unwrap();
+        crate::testutil::write(d.path(), &[("bin/rustfmt", "")]);
         assert_eq!(rust_missing(d.path()), (vec!["clippy"], false));
     }
 

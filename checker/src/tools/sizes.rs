@@ -14,7 +14,6 @@
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
@@ -106,17 +105,7 @@ pub fn run(root: &Path, tc: &Toolchain) -> Result<String> {
     crate::tools::exec::build_quietly(&dir, tc)?;
     let mut rows = Vec::new();
     for name in FILES {
-        let out = Command::new("size")
-            .arg(dir.join(name))
-            .output()
-            .context("cannot run `size` (binutils)")?;
-        if !out.status.success() {
-            bail!(
-                "size {name}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
-        rows.push((name, parse_size(&String::from_utf8_lossy(&out.stdout))?));
+        rows.push((name, measure(&dir.join(name))?));
     }
     let table = render(&rows);
     let generated = root.join("book").join("src").join("generated");
@@ -130,18 +119,7 @@ pub fn run(root: &Path, tc: &Toolchain) -> Result<String> {
 
 /// Runs binutils' `size` on `path`.
 fn measure(path: &Path) -> Result<Sizes> {
-    let out = Command::new("size")
-        .arg(path)
-        .output()
-        .context("cannot run `size` (binutils)")?;
-    if !out.status.success() {
-        bail!(
-            "size {}: {}",
-            path.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    parse_size(&String::from_utf8_lossy(&out.stdout))
+    parse_size(&crate::tools::exec::binutils("size", &[path.as_os_str()])?)
 }
 
 /// The Binder table: the Rust module against Debian's C `binder_linux.ko`

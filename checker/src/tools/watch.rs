@@ -124,12 +124,9 @@ mod tests {
 
     #[test]
     fn sees_edits_and_new_files_not_build_output() {
-        let d = tempfile::tempdir().unwrap();
-        fs::create_dir(d.path().join("src")).unwrap();
-        fs::write(d.path().join("src/lib.rs"), "a").unwrap();
+        let d = crate::testutil::tree(&[("src/lib.rs", "a")]);
         let a = snapshot(d.path());
-        fs::write(d.path().join("hello.o"), "x").unwrap();
-        fs::write(d.path().join(".hello.o.cmd"), "x").unwrap();
+        crate::testutil::write(d.path(), &[("hello.o", "x"), (".hello.o.cmd", "x")]);
         assert!(changed(&a, &snapshot(d.path())).is_empty());
         fs::write(d.path().join("src/new.rs"), "b").unwrap();
         let b = snapshot(d.path());
