@@ -2,7 +2,8 @@
 //!
 //! A lab's steps are named by [`StepId`] (their position in `lab.toml`,
 //! once the run's kernel has chosen them). Host and compile-fail steps run
-//! first, on the host; the guest's step runner then runs the guest steps
+//! first, on the host (`check_disk` steps last, after the guest powered
+//! off); the guest's step runner then runs the guest steps
 //! and, after them, the reference solution's runs of the differential
 //! steps, numbering all of these from 0: [`Slot`] says what each of
 //! those numbers is, so no code adds or subtracts offsets.
@@ -39,6 +40,8 @@ pub struct Plan {
     pub steps: usize,
     /// Host and compile-fail steps, run before the build, in order.
     pub host: Vec<StepId>,
+    /// `check_disk` steps, run on the host after the guest powered off.
+    pub after: Vec<StepId>,
     /// The guest's runs, in its runner's order (the runner's number is
     /// the index here).
     pub guest: Vec<Slot>,
@@ -52,6 +55,7 @@ impl Plan {
         let steps = &lab.config.steps;
         let ids = || (0..steps.len()).map(StepId);
         let is_guest = |id: &StepId| steps[id.0].guest().is_some();
+        let is_after = |id: &StepId| steps[id.0].check_disk().is_some();
         let mut guest: Vec<Slot> = ids().filter(is_guest).map(Slot::Step).collect();
         guest.extend(
             ids()
@@ -60,7 +64,8 @@ impl Plan {
         );
         Plan {
             steps: steps.len(),
-            host: ids().filter(|id| !is_guest(id)).collect(),
+            host: ids().filter(|id| !is_guest(id) && !is_after(id)).collect(),
+            after: ids().filter(is_after).collect(),
             guest,
             scripts: lab.guest_steps(),
         }

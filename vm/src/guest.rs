@@ -42,6 +42,8 @@ pub enum Source {
     Path(PathBuf),
     /// Text compiled into this crate (a guest script).
     Text(&'static str),
+    /// Bytes the host made for this run (a disk image's hash).
+    Bytes(Vec<u8>),
 }
 
 /// A program put into the guest as `/lab/<name>`, executable.
@@ -66,6 +68,8 @@ pub enum Device {
         file: PathBuf,
         /// `raw` or `qcow2`.
         format: String,
+        /// QEMU's `cache=` mode (`writeback` when `None`).
+        cache: Option<String>,
     },
     /// A `-device` argument as QEMU takes it, e.g.
     /// `nvme,serial=labs,drive=nvm`.
@@ -76,11 +80,19 @@ impl Device {
     /// QEMU's arguments for it.
     pub fn qemu_args(&self) -> Vec<String> {
         match self {
-            Device::Drive { id, file, format } => vec![
+            Device::Drive {
+                id,
+                file,
+                format,
+                cache,
+            } => vec![
                 "-drive".into(),
                 format!(
-                    "file={},if=none,id={id},format={format}",
-                    file.display().to_string().replace(',', ",,")
+                    "file={},if=none,id={id},format={format}{}",
+                    file.display().to_string().replace(',', ",,"),
+                    cache
+                        .as_ref()
+                        .map_or(String::new(), |c| format!(",cache={c}"))
                 ),
             ],
             Device::Qemu(spec) => vec!["-device".into(), spec.clone()],
@@ -165,6 +177,7 @@ impl Contents {
                     let data = match &p.source {
                         Source::Path(path) => read(path)?,
                         Source::Text(text) => text.as_bytes().to_vec(),
+                        Source::Bytes(bytes) => bytes.clone(),
                     };
                     Ok((p.name.clone(), data))
                 })
@@ -374,12 +387,13 @@ mod tests {
                 id: "nvm".into(),
                 file: "/tmp/a,b.img".into(),
                 format: "raw".into(),
+                cache: Some("none".into()),
             },
             Device::Qemu("nvme,serial=labs,drive=nvm".into()),
         ];
         let args: Vec<String> = devices.iter().flat_map(Device::qemu_args).collect();
         expect_test::expect![[r#"
-            -drive file=/tmp/a,,b.img,if=none,id=nvm,format=raw
+            -drive file=/tmp/a,,b.img,if=none,id=nvm,format=raw,cache=none
             -device nvme,serial=labs,drive=nvm"#]]
         .assert_eq(
             &args

@@ -10,6 +10,8 @@
 //! - [`console`]: what the guest kernel's log says: timestamps, the step
 //!   marker, and the findings (oops, BUG, KASAN, ...) it reports.
 //! - [`image`]: modules from the guest kernel's own image.
+//! - [`disk`]: disk images for the guest's block devices (the pattern
+//!   image), and the host's scan of them after power-off.
 //! - [`tools`]: the checker's own guest programs (`failslab`).
 //! - [`debugkernel`]: the debug kernel's build and cache.
 #![forbid(unsafe_code)]
@@ -21,6 +23,7 @@ pub mod channel;
 pub mod console;
 pub mod cpio;
 pub mod debugkernel;
+pub mod disk;
 pub mod guest;
 pub mod image;
 pub mod qemu;

@@ -238,6 +238,7 @@ mod tests {
                     id: "nvm".into(),
                     file: "/tmp/disk.img".into(),
                     format: "raw".into(),
+                    cache: None,
                 },
                 Device::Qemu("nvme,serial=labs,drive=nvm".into()),
             ],

@@ -317,9 +317,10 @@ pub struct HostRun {
 /// Grades the host step `id` of `lab` from its run.
 pub fn grade_host(lab: &Lab, id: StepId, run: &HostRun, update: bool) -> StepGrade {
     let step = &lab.config.steps[id.0];
-    let actual = match step.compile_fail() {
-        Some(case) => crate::run::compilefail::render(case, run.status, &run.output),
-        None => snapshot::render_host(step.command(), run.status, &run.output),
+    let actual = match (step.compile_fail(), step.check_disk()) {
+        (Some(case), _) => crate::run::compilefail::render(case, run.status, &run.output),
+        (None, Some(disk)) => snapshot::render_check_disk(disk, run.status, &run.output),
+        (None, None) => snapshot::render_host(step.command(), run.status, &run.output),
     };
     let mut g = ungraded(lab, id, Status::Passed);
     (g.status, g.expected) = compare(&g.expected_path, &actual, update);

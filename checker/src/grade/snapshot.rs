@@ -61,6 +61,17 @@ pub fn render_host(command: &str, status: i32, output: &str) -> String {
     s
 }
 
+/// Renders the snapshot text of a `check_disk` step: the disk, the
+/// verdict, and the checker's report whole (it is deterministic).
+pub fn render_check_disk(disk: &str, status: i32, output: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "$ check_disk {disk}");
+    let _ = writeln!(s, "status: {status}");
+    s.push_str("--- output\n");
+    push_body(&mut s, output);
+    s
+}
+
 /// What a run of Rust test binaries concluded, deterministically: each
 /// binary's `test NAME ... RESULT` lines, sorted by name (tests run in
 /// parallel), then its `test result:` line without the time it took.

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::grade::{self, Crash, HostRun, StepGrade};
 use crate::plan::{Plan, Slot};
 use crate::run::events::{Event, Reporter};
+use crate::spec::devices;
 use crate::spec::lab::{self, Lab};
 use crate::tools::debugkernel::KernelChoice;
 use crate::tools::setup::{self, Toolchain};
@@ -694,7 +695,13 @@ impl LabRun<'_> {
     /// reference solution's under [`lab::REF_DIR`], the modules of the
     /// kernel image the lab names, its programs and the checker's own for
     /// `failslab` steps.
-    fn guest(&self, ref_dir: &Path, accel: Accel, timeout: Duration) -> Result<vm::Guest> {
+    fn guest(
+        &self,
+        ref_dir: &Path,
+        accel: Accel,
+        timeout: Duration,
+        hardware: (Vec<vm::Device>, Vec<vm::Program>),
+    ) -> Result<vm::Guest> {
         let (lab, tc) = (&self.lab, self.tc);
         let module = |name: String, path: PathBuf| vm::Module { name, path };
         let mut modules: Vec<vm::Module> = (lab.config.modules.iter())
@@ -720,6 +727,8 @@ impl LabRun<'_> {
         if lab.has_failslab() {
             programs.extend(vm::tools::failslab_programs()?);
         }
+        let (devices, disk_files) = hardware;
+        programs.extend(disk_files);
         let extra_cmdline = if tc.debug {
             vm::guest::DEBUG_CMDLINE
         } else {
@@ -733,8 +742,8 @@ impl LabRun<'_> {
             programs,
             steps: self.plan.scripts.clone(),
             cpus: lab.config.smp.unwrap_or(1),
-            memory_mb: GUEST_MEMORY_MB,
-            devices: Vec::new(),
+            memory_mb: lab.config.memory.unwrap_or(GUEST_MEMORY_MB),
+            devices,
             timeout,
             accel,
             keep: self.opts.keep,
@@ -752,7 +761,19 @@ impl LabRun<'_> {
         let (lab, tc, plan) = (&self.lab, self.tc, &self.plan);
         let (accel, why) = accel::choose(self.opts.accel, &tc.vmlinuz, &tc.cache);
         let timeout = self.timeout();
-        let guest = self.guest(ref_dir, accel, Duration::from_secs(timeout))?;
+        // The lab's disks: made for this run, read again by its
+        // `check_disk` steps after power-off, removed at the end.
+        let disk_dir = tempfile::Builder::new()
+            .prefix("checker-disks-")
+            .tempdir()?;
+        let (disks, devices, files) =
+            devices::make(disk_dir.path(), &lab.config.disks, &lab.config.nvme)?;
+        let guest = self.guest(
+            ref_dir,
+            accel,
+            Duration::from_secs(timeout),
+            (devices, files),
+        )?;
         let run = vm::run(&guest, &mut |p| {
             out.event(&match p {
                 Progress::Booting => Event::Booting {
@@ -784,6 +805,8 @@ impl LabRun<'_> {
         if let Some(crash) = &crash {
             grade::fail_reported_step(&mut steps, crash);
         }
+        steps.extend(self.check_disks(&disks, &run.transcript)?);
+        steps.sort_by_key(|g| g.id);
         grade::apply_depends(lab, &mut steps);
         if let Some(e) = self.unfinished(&run, timed_out, crash.is_some(), timeout) {
             out.event(&e);
@@ -797,6 +820,48 @@ impl LabRun<'_> {
             steps,
             ..self.stopped(build, Vec::new())
         })
+    }
+
+    /// Runs and grades the `check_disk` steps, after the guest powered
+    /// off, against the hashes its steps printed.
+    fn check_disks(
+        &self,
+        disks: &[devices::MadeDisk],
+        transcript: &vm::Transcript,
+    ) -> Result<Vec<StepGrade>> {
+        let (lab, plan) = (&self.lab, &self.plan);
+        let outputs: Vec<(String, String)> = (plan.guest.iter().enumerate())
+            .filter_map(|(n, slot)| match slot {
+                Slot::Step(id) => Some((
+                    lab.config.steps[id.0].name.clone(),
+                    transcript.step(n)?.output.clone()?,
+                )),
+                Slot::Reference(_) => None,
+            })
+            .collect();
+        let mut grades = Vec::new();
+        for &id in &plan.after {
+            let step = &lab.config.steps[id.0];
+            let Some(disk) = step
+                .check_disk()
+                .and_then(|d| disks.iter().find(|m| m.spec.id == d))
+            else {
+                continue;
+            };
+            let started = Instant::now();
+            let (status, output) = devices::check_disk(disk, &outputs)?;
+            fs::create_dir_all(&self.work)?;
+            let log = (self.work).join(step.expected_file_name(id.0).replace(".txt", ".log"));
+            fs::write(&log, &output)?;
+            let run = HostRun {
+                status,
+                output,
+                log,
+                time: started.elapsed().as_secs_f64(),
+            };
+            grades.push(grade::grade_host(lab, id, &run, grade::update_requested()));
+        }
+        Ok(grades)
     }
 
     /// The event of the guest's run `n` starting.

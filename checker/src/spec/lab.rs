@@ -125,6 +125,20 @@
 //! are `COURSE_DIR/<lab>/expected/NN-name.txt`, numbered within that file
 //! (see [`Lab::add_extra`]).
 //!
+//! A `check_disk` step runs on the host after the guest powered off: it
+//! reads the backing file of a pattern `[[disk]]` (see
+//! [`crate::spec::devices`] for `memory`, `[[disk]]` and `[[nvme]]`),
+//! checks that every sector is a pattern sector in its place (a known
+//! generation, no torn or misplaced sector), and that its SHA-256 is the
+//! last one a guest step printed (a line `sha256 HEX ...`). It comes
+//! after every guest step (those for the debug kernel may follow it):
+//!
+//! ```toml
+//! [[step]]
+//! name = "host-rehash"
+//! check_disk = "nvm"            # a [[disk]] id
+//! ```
+//!
 //! The lab folder's `Makefile` builds the modules: the checker runs
 //! `make -C labs/<lab> KDIR=/usr/src/linux-headers-<abi>` (plus
 //! `SOLUTION=1` for the reference solution) and expects `<module>.ko` in the
@@ -138,6 +152,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
+use crate::spec::devices::{DiskSpec, NvmeSpec};
 use crate::spec::inputs::{Inputs, RandomSpec};
 
 /// Default time limit of a guest run, in seconds.
@@ -182,6 +197,15 @@ pub struct LabConfig {
     /// Time limit of the whole guest run, in seconds.
     #[serde(default)]
     pub timeout: Option<u64>,
+    /// Guest memory in MiB (see [`crate::spec::devices`]).
+    #[serde(default)]
+    pub memory: Option<u32>,
+    /// `[[disk]]`: disks the host makes for the guest.
+    #[serde(default, rename = "disk")]
+    pub disks: Vec<DiskSpec>,
+    /// `[[nvme]]`: NVMe controllers, each serving one disk.
+    #[serde(default)]
+    pub nvme: Vec<NvmeSpec>,
     /// `[random]`: values drawn per run for `differential` steps (see
     /// [`crate::spec::inputs`]).
     #[serde(default)]
@@ -352,6 +376,9 @@ pub enum StepKind {
     /// `compile_fail`: a case file (relative to the lab folder) that must
     /// not compile, built on the host before the build.
     CompileFail(String),
+    /// `check_disk`: a `[[disk]]` id whose backing file the host checks
+    /// after the guest powered off.
+    CheckDisk(String),
 }
 
 /// A `[[step]]` as written, before the checks of [`LabStep`]'s `TryFrom`.
@@ -363,6 +390,7 @@ struct RawStep {
     host: Option<String>,
     host_solution: Option<String>,
     compile_fail: Option<String>,
+    check_disk: Option<String>,
     points: Option<u32>,
     depends: Option<String>,
     hint: Option<String>,
@@ -377,6 +405,31 @@ impl TryFrom<RawStep> for LabStep {
     fn try_from(raw: RawStep) -> Result<Self, String> {
         let name = raw.name;
         let compile_fail = raw.compile_fail;
+        if let Some(disk) = raw.check_disk {
+            if compile_fail.is_some()
+                || raw.run.is_some()
+                || raw.host.is_some()
+                || raw.host_solution.is_some()
+                || raw.kernel.is_some()
+                || raw.failslab.is_some()
+                || raw.differential.is_some()
+            {
+                return Err(format!(
+                    "step {name:?}: `check_disk` is a step of its own: no `run`, `host`, \
+                     `compile_fail`, `kernel`, `failslab` or `differential` with it"
+                ));
+            }
+            return Ok(LabStep {
+                name,
+                kind: StepKind::CheckDisk(disk),
+                points: raw.points.unwrap_or(1),
+                depends: raw.depends,
+                hint: raw.hint,
+                debug: None,
+                differential: false,
+                extra: false,
+            });
+        }
         if compile_fail.is_some()
             && (raw.run.is_some() || raw.host.is_some() || raw.host_solution.is_some())
         {
@@ -462,7 +515,15 @@ impl LabStep {
                     None => run.clone(),
                 },
             }),
-            StepKind::Host { .. } | StepKind::CompileFail(_) => None,
+            StepKind::Host { .. } | StepKind::CompileFail(_) | StepKind::CheckDisk(_) => None,
+        }
+    }
+
+    /// The disk of a `check_disk` step, checked after the guest powered off.
+    pub fn check_disk(&self) -> Option<&str> {
+        match &self.kind {
+            StepKind::CheckDisk(disk) => Some(disk),
+            _ => None,
         }
     }
 
@@ -478,7 +539,7 @@ impl LabStep {
     /// given) for the reference solution.
     pub fn host_command(&self, solution: bool) -> Option<&str> {
         match &self.kind {
-            StepKind::Guest(_) | StepKind::CompileFail(_) => None,
+            StepKind::Guest(_) | StepKind::CompileFail(_) | StepKind::CheckDisk(_) => None,
             StepKind::Host {
                 solution: Some(alt),
                 ..
@@ -499,6 +560,7 @@ impl LabStep {
             StepKind::Guest(run) => run,
             StepKind::Host { command, .. } => command,
             StepKind::CompileFail(case) => case,
+            StepKind::CheckDisk(disk) => disk,
         }
     }
 }
@@ -947,6 +1009,7 @@ fn validate(c: &LabConfig) -> Result<()> {
     if c.timeout == Some(0) {
         bail!("`timeout` must be at least 1 second");
     }
+    crate::spec::devices::validate(c.memory, &c.disks, &c.nvme)?;
     Ok(())
 }
 
@@ -995,6 +1058,25 @@ fn validate_step(c: &LabConfig, i: usize, s: &LabStep) -> Result<()> {
     let commands: Vec<(&str, &str)> = match &s.kind {
         StepKind::Guest(run) => vec![("run", run)],
         StepKind::CompileFail(case) => vec![("compile_fail", case)],
+        StepKind::CheckDisk(disk) => {
+            let pattern = c.disks.iter().find(|d| &d.id == disk).map(|d| d.image);
+            if pattern != Some(crate::spec::devices::ImageKind::Pattern) {
+                bail!(
+                    "step {} ({}): `check_disk = {disk:?}` must name a [[disk]] with \
+                     `image = \"pattern\"`",
+                    i + 1,
+                    s.name
+                );
+            }
+            if !c.steps[..i].iter().any(|e| e.guest().is_some()) {
+                bail!(
+                    "step {} ({}): a `check_disk` step comes after the guest steps",
+                    i + 1,
+                    s.name
+                );
+            }
+            vec![]
+        }
         StepKind::Host { command, solution } => std::iter::once(("host", command.as_str()))
             .chain(solution.as_deref().map(|c| ("host_solution", c)))
             .collect(),
@@ -1040,9 +1122,20 @@ fn validate_step(c: &LabConfig, i: usize, s: &LabStep) -> Result<()> {
             s.name
         );
     }
+    if s.guest().is_some()
+        && s.debug.is_none()
+        && c.steps[..i].iter().any(|e| e.check_disk().is_some())
+    {
+        bail!(
+            "step {} ({}): `check_disk` steps run after the guest powered off: they come \
+             after every guest step (but those for the debug kernel)",
+            i + 1,
+            s.name
+        );
+    }
     check_placeholders(c, s).map_err(|e| anyhow::anyhow!("step {} ({}): {e}", i + 1, s.name))?;
     let after_guest = c.steps[..i].iter().any(|s| s.guest().is_some());
-    if after_guest && s.guest().is_none() {
+    if after_guest && s.guest().is_none() && s.check_disk().is_none() {
         bail!(
             "step {} ({}): host steps must come before every guest step",
             i + 1,
@@ -1534,6 +1627,9 @@ run = "rmmod hello"
                     timeout: Some(
                         30,
                     ),
+                    memory: None,
+                    disks: [],
+                    nvme: [],
                     random: {},
                     inputs: None,
                     extra: None,
@@ -1979,24 +2075,59 @@ run = "insmod /lab/m.ko"
     fn unknown_key() {
         // The whole excerpt, as `checker` prints it (the other tests fold it).
         let e = parse(
-            "title='t'\nchapter='c.md'\nmodules=['m']\nmemory=1\n[[step]]\nname='a'\nrun='true'\n",
+            "title='t'\nchapter='c.md'\nmodules=['m']\ncpus=1\n[[step]]\nname='a'\nrun='true'\n",
         )
         .unwrap_err();
         expect![[r#"
-                error: TOML parse error at line 4, column 1
-                  |
-                4 | memory=1
-                  | ^^^^^^
-                unknown field `memory`, expected one of `title`, `chapter`, `modules`, `programs`, `image_modules`, `student`, `solution_dir`, `allow`, `smp`, `timeout`, `random`, `step`
-            "#]]
+            error: TOML parse error at line 4, column 1
+              |
+            4 | cpus=1
+              | ^^^^
+            unknown field `cpus`, expected one of `title`, `chapter`, `modules`, `programs`, `image_modules`, `student`, `solution_dir`, `allow`, `smp`, `timeout`, `memory`, `disk`, `nvme`, `random`, `step`
+        "#]]
         .assert_eq(&format!("error: {e:#}"));
+    }
+
+    #[test]
+    fn check_disk_steps() {
+        let head = "title='t'\nchapter='c.md'\nmodules=['m']\n\
+                    [[disk]]\nid='nvm'\nsize=1\nimage='pattern'\n\
+                    [[disk]]\nid='z'\nsize=1\n";
+        let lab = parse(&format!(
+            "{head}[[step]]\nname='a'\nrun='true'\n[[step]]\nname='b'\ncheck_disk='nvm'\n\
+             [[step]]\nname='d'\nrun='true'\nkernel='debug'\n"
+        ))
+        .unwrap();
+        assert_eq!(lab.steps[1].kind, StepKind::CheckDisk("nvm".into()));
+        assert_eq!(lab.steps[1].check_disk(), Some("nvm"));
+        assert!(lab.steps[1].guest().is_none() && lab.steps[1].host_command(false).is_none());
+        check(
+            &format!(
+                "{head}[[step]]\nname='b'\ncheck_disk='nvm'\n[[step]]\nname='a'\nrun='true'\n"
+            ),
+            expect!["error: step 1 (b): a `check_disk` step comes after the guest steps"],
+        );
+        check(
+            &format!("{head}[[step]]\nname='a'\nrun='true'\n[[step]]\nname='b'\ncheck_disk='nvm'\n[[step]]\nname='c'\nrun='true'\n"),
+            expect!["error: step 3 (c): `check_disk` steps run after the guest powered off: they come after every guest step (but those for the debug kernel)"],
+        );
+        check(
+            &format!("{head}[[step]]\nname='a'\nrun='true'\n[[step]]\nname='b'\ncheck_disk='z'\n"),
+            expect![[
+                r#"error: step 2 (b): `check_disk = "z"` must name a [[disk]] with `image = "pattern"`"#
+            ]],
+        );
+        check(
+            &format!("{head}[[step]]\nname='a'\nrun='true'\n[[step]]\nname='b'\ncheck_disk='nvm'\nrun='true'\n"),
+            expect![[r#"error: line 11, column 1, at `[[step]]`: step "b": `check_disk` is a step of its own: no `run`, `host`, `compile_fail`, `kernel`, `failslab` or `differential` with it"#]],
+        );
     }
 
     #[test]
     fn unknown_step_key() {
         check(
             "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\nexpect='x'\n",
-            expect!["error: line 7, column 1, at `expect`: unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `points`, `depends`, `hint`, `kernel`, `failslab`, `differential`"],
+            expect!["error: line 7, column 1, at `expect`: unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `check_disk`, `points`, `depends`, `hint`, `kernel`, `failslab`, `differential`"],
         );
     }
 
