@@ -94,5 +94,6 @@ void rust_helper_ida_init(struct ida *ida);
 unsigned long rust_helper_jiffies(void);
 unsigned long rust_helper_msecs_to_jiffies(unsigned int ms);
 unsigned int rust_helper_num_online_cpus(void);
+struct pci_driver *rust_helper_pci_dev_driver(struct pci_dev *pdev);
 
 #endif

@@ -108,3 +108,8 @@ unsigned int rust_helper_num_online_cpus(void)
 {
 	return num_online_cpus();
 }
+
+struct pci_driver *rust_helper_pci_dev_driver(struct pci_dev *pdev)
+{
+	return to_pci_driver(pdev->dev.driver);
+}

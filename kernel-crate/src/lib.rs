@@ -25,6 +25,7 @@ pub mod dma;
 pub mod error;
 pub mod fd;
 pub mod file;
+pub mod ida;
 pub mod init;
 pub mod io;
 pub mod ioctl;

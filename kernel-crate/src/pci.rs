@@ -96,6 +96,10 @@ const fn table_is_terminated(ids: &[DeviceId]) -> bool {
 // ANCHOR: driver
 /// A PCI driver.
 pub trait Driver: 'static {
+    /// What the driver shares between all its devices (an id allocator for
+    /// their names), given to [`Registration::new`] and to every `probe`.
+    type Context: Send + Sync;
+
     /// What `probe` makes for a function and `remove` gets back: the
     /// driver's state for that device, dropped after `remove`.
     type Data: Send + Sync;
@@ -109,7 +113,7 @@ pub trait Driver: 'static {
 
     /// Sets up a function whose ids matched `id`. An error leaves the
     /// function unbound. May sleep.
-    fn probe(dev: &Device, id: &DeviceId) -> Result<Self::Data>;
+    fn probe(dev: &Device, id: &DeviceId, context: &Self::Context) -> Result<Self::Data>;
 
     /// Stops the device before `data` is dropped: the function is being
     /// unbound. May sleep.
@@ -254,17 +258,21 @@ impl Drop for Device {
 /// # Invariants
 ///
 /// From a successful initialisation until drop, `driver` is registered with
-/// the PCI core, with `T`'s name, id table and callbacks.
+/// the PCI core, with `T`'s name, id table and callbacks, and `context` is
+/// initialised.
 pub struct Registration<T: Driver> {
     driver: Opaque<bindings::pci_driver>,
+    context: T::Context,
     _driver: PhantomData<T>,
 }
 // ANCHOR_END: registration
 
 // SAFETY: the registration is only touched by C after `register`, and
-// `pci_unregister_driver` may be called from any thread.
+// `pci_unregister_driver` may be called from any thread; the context is
+// `Send`.
 unsafe impl<T: Driver> Send for Registration<T> {}
-// SAFETY: `&Registration` gives nothing access to the C structure.
+// SAFETY: `&Registration` gives nothing access to the C structure, and the
+// context is `Sync`.
 unsafe impl<T: Driver> Sync for Registration<T> {}
 
 impl<T: Driver> Registration<T> {
@@ -275,15 +283,18 @@ impl<T: Driver> Registration<T> {
         "a PCI id table must end with DeviceId::END, and only there"
     );
 
-    /// An initialiser that registers driver `T`, owned by `module`.
-    pub fn new(module: &'static ThisModule) -> impl PinInit<Self, Error> {
+    /// An initialiser that registers driver `T`, owned by `module`; every
+    /// probe gets `context`.
+    pub fn new(module: &'static ThisModule, context: T::Context) -> impl PinInit<Self, Error> {
         // Evaluated at compile time, for every driver type.
         let () = Self::ID_TABLE_ENDS;
         let init = move |slot: *mut Self| {
             // SAFETY: `slot` is valid for writes and will not move
-            // (contract of `PinInit`); the driver is filled in before the
-            // PCI core sees it. The name and the table are `'static`.
+            // (contract of `PinInit`); the context and the driver are
+            // written before the PCI core sees them. The name and the
+            // table are `'static`.
             let drv = unsafe {
+                addr_of_mut!((*slot).context).write(context);
                 let drv = Opaque::raw_get(addr_of_mut!((*slot).driver));
                 drv.write(core::mem::zeroed());
                 (*drv).name = T::NAME.as_ptr();
@@ -300,14 +311,14 @@ impl<T: Driver> Registration<T> {
             // INVARIANT: registered.
             Ok(())
         };
-        // SAFETY: on `Ok` the driver is initialised (the marker needs
-        // nothing); on `Err` it holds nothing that needs dropping.
+        // SAFETY: on `Ok` the driver and the context are initialised (the
+        // marker needs nothing); on `Err` nothing needs dropping.
         unsafe { pin_init_from_closure(init) }
     }
 
     /// Registers driver `T` in a new heap block.
-    pub fn new_pinned(module: &'static ThisModule) -> Result<Pin<KBox<Self>>> {
-        KBox::pin_init(Self::new(module), GFP_KERNEL)
+    pub fn new_pinned(module: &'static ThisModule, context: T::Context) -> Result<Pin<KBox<Self>>> {
+        KBox::pin_init(Self::new(module, context), GFP_KERNEL)
     }
 }
 
@@ -335,7 +346,20 @@ unsafe extern "C" fn probe_callback<T: Driver>(
         // SAFETY: `id` points into `T::ID_TABLE` (or a dynamic id the core
         // keeps alive during probe), and `DeviceId` is transparent.
         let id = unsafe { &*id.cast::<DeviceId>() };
-        let data = KBox::new(T::probe(&dev, id)?, GFP_KERNEL)?;
+        // SAFETY: the driver core sets the device's driver before it calls
+        // probe, and this probe belongs to a `Registration<T>`'s driver.
+        let drv = unsafe { bindings::rust_helper_pci_dev_driver(pdev) };
+        let reg = crate::container_of!(
+            drv.cast::<Opaque<bindings::pci_driver>>(),
+            Registration<T>,
+            driver
+        );
+        // SAFETY: `drv` is the `driver` field of a live `Registration<T>`:
+        // it stays registered (and alive) until every probe and remove of
+        // its devices has returned; its context is initialised (type
+        // invariants).
+        let context = unsafe { &(*reg).context };
+        let data = KBox::new(T::probe(&dev, id, context)?, GFP_KERNEL)?;
         // SAFETY: the function is alive; `remove_callback` takes the box
         // back, and nothing else reads the driver data.
         unsafe { bindings::rust_helper_pci_set_drvdata(pdev, KBox::into_raw(data).cast()) };

@@ -20,6 +20,7 @@ use core::pin::Pin;
 
 use kernel::delay::{usleep_range, Jiffies};
 use kernel::dma::{self, CoherentAllocation};
+use kernel::ida::{self, Ida};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, cpu, irq, new_mutex, pci};
@@ -55,7 +56,7 @@ struct RNvme {
 impl kernel::Module for RNvme {
     fn init(module: &'static ThisModule) -> Result<Self> {
         Ok(RNvme {
-            _driver: pci::Registration::new_pinned(module)?,
+            _driver: pci::Registration::new_pinned(module, Arc::pin_init(Ida::new(), GFP_KERNEL)?)?,
         })
     }
 }
@@ -91,6 +92,8 @@ struct Controller {
     bar: Arc<regs::Bar>,
     cap: Cap,
     pdev: pci::Device,
+    /// `N` in the disks' names, `rnvmeNnM`.
+    instance: ida::Id,
 }
 // ANCHOR_END: controller
 
@@ -107,6 +110,8 @@ fn name(pdev: &pci::Device) -> &str {
 
 // ANCHOR: driver
 impl pci::Driver for NvmeDriver {
+    /// The controllers' instance numbers: `rnvme0`, `rnvme1`, ...
+    type Context = Arc<Ida>;
     type Data = Controller;
 
     const NAME: &'static CStr = c_str!("rnvme");
@@ -120,7 +125,8 @@ impl pci::Driver for NvmeDriver {
         pci::DeviceId::END,
     ];
 
-    fn probe(pdev: &pci::Device, _id: &pci::DeviceId) -> Result<Controller> {
+    fn probe(pdev: &pci::Device, _id: &pci::DeviceId, ids: &Arc<Ida>) -> Result<Controller> {
+        let instance = Ida::alloc(ids, 0, 9999)?;
         pdev.enable_device()?;
         pdev.set_master();
         dma::set_mask_and_coherent(pdev.as_dev(), 64)?;
@@ -128,8 +134,9 @@ impl pci::Driver for NvmeDriver {
         let cap = Cap(bar.read64::<{ regs::CAP }>());
         let vs = bar.read32::<{ regs::VS }>();
         pr_info!(
-            "{}: NVMe {}.{}.{}, CAP {:#018x}: MQES {}, TO {} ms, DSTRD {}\n",
+            "{}: rnvme{}: NVMe {}.{}.{}, CAP {:#018x}: MQES {}, TO {} ms, DSTRD {}\n",
             name(pdev),
+            instance.id(),
             vs >> 16,
             (vs >> 8) & 0xff,
             vs & 0xff,
@@ -144,7 +151,7 @@ impl pci::Driver for NvmeDriver {
         }
         let admin = Queue::new(pdev.as_dev(), &bar, 0, ADMIN_DEPTH, cap.doorbell_stride())?;
         disable(&bar, cap)?;
-        let result = bring_up(pdev, bar.clone(), cap, admin);
+        let result = bring_up(pdev, bar.clone(), cap, admin, instance);
         if result.is_err() {
             // The controller may hold addresses of memory about to be
             // freed: stop it first.
@@ -155,7 +162,7 @@ impl pci::Driver for NvmeDriver {
 
     fn remove(pdev: &pci::Device, ctrl: &Controller) {
         ctrl.shutdown();
-        pr_info!("{}: removed\n", name(pdev));
+        pr_info!("{}: rnvme{}: removed\n", name(pdev), ctrl.instance.id());
     }
 }
 // ANCHOR_END: driver
@@ -229,6 +236,7 @@ fn bring_up(
     bar: Arc<regs::Bar>,
     cap: Cap,
     admin: Arc<Queue>,
+    instance: ida::Id,
 ) -> Result<Controller> {
     enable(&bar, cap, &admin)?;
     // One vector for the admin queue (polled, so it gets no handler) and
@@ -249,6 +257,7 @@ fn bring_up(
         bar,
         cap,
         pdev: pdev.clone(),
+        instance,
     };
     let page = CoherentAllocation::<u8>::alloc(pdev.as_dev(), 4096, GFP_KERNEL)?;
     let nn = ctrl.identify_controller(&page)?;
