@@ -14,14 +14,12 @@
 //! (guest kernels of older ABIs, an unpacked `vmlinux` older than its
 //! `vmlinuz`, old `checker-vm-*` temporary folders).
 
-use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, SystemTime};
+use std::path::Path;
 
 use anyhow::Result;
 
 use crate::{tools::probe, tools::setup};
+use Status::{Fail, Warn};
 
 /// How one check went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,280 +54,271 @@ fn check(status: Status, what: &str, found: impl Into<String>, fix: &str) -> Che
     }
 }
 
-fn output(cmd: &mut Command) -> Option<String> {
-    let out = cmd
-        .stderr(Stdio::null())
-        .stdin(Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
-}
-
-fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or("").to_owned()
-}
-
 /// Runs every check.
 pub fn checks() -> Vec<Check> {
-    use Status::*;
-    let mut v = Vec::new();
+    let cache = vm::cache_root();
+    let mut v = host_tools();
+    v.push(busybox());
+    v.extend(debian_packages());
+    v.extend(kernel(&cache));
+    v.extend(rust());
+    v.push(kvm(&cache));
+    v.extend(temporary_folders());
+    v
+}
 
-    // Host tools.
-    for (tool, args, pkg) in [
-        ("qemu-system-x86_64", "--version", "qemu-system-x86"),
-        ("make", "--version", "make"),
-        ("gcc", "--version", "gcc"),
-        ("clang", "--version", "clang"),
-        ("cpio", "--version", "cpio"),
-    ] {
-        match output(Command::new(tool).arg(args)) {
-            Some(out) => v.push(check(Ok, tool, first_line(&out), "")),
-            None => v.push(check(
-                Fail,
-                tool,
-                "not found",
-                &format!("`make setup` (or apt-get install {pkg})"),
-            )),
-        }
-    }
-    match probe::busybox() {
-        probe::Busybox::Missing => v.push(check(
+/// The host tools the build and the guest need.
+fn host_tools() -> Vec<Check> {
+    [
+        ("qemu-system-x86_64", "qemu-system-x86"),
+        ("make", "make"),
+        ("gcc", "gcc"),
+        ("clang", "clang"),
+        ("cpio", "cpio"),
+    ]
+    .into_iter()
+    .map(|(tool, pkg)| match probe::version(tool) {
+        Some(version) => check(Status::Ok, tool, version, ""),
+        None => check(
             Fail,
-            "busybox",
-            "missing",
-            "`make setup` (busybox-static)",
-        )),
-        probe::Busybox::Dynamic => v.push(check(
+            tool,
+            "not found",
+            &format!("`make setup` (or apt-get install {pkg})"),
+        ),
+    })
+    .collect()
+}
+
+/// The static busybox the initramfs is made of.
+fn busybox() -> Check {
+    match probe::busybox() {
+        probe::Busybox::Missing => {
+            check(Fail, "busybox", "missing", "`make setup` (busybox-static)")
+        }
+        probe::Busybox::Dynamic => check(
             Fail,
             "busybox",
             "dynamically linked: the guest has no libc",
             "apt-get install busybox-static",
-        )),
-        probe::Busybox::Static => v.push(check(Ok, "busybox", "static", "")),
+        ),
+        probe::Busybox::Static => check(Status::Ok, "busybox", "static", ""),
     }
+}
 
-    // Debian packages: a lab's are needed now, the debug kernel's only by
-    // `make vm-debug` and `KERNEL=debug`, which install them.
-    match setup::missing_from_sets() {
-        Err(e) => v.push(check(Fail, "debian packages", format!("{e:#}"), "")),
-        Result::Ok(missing) if missing.is_empty() => v.push(check(
-            Ok,
-            "debian packages",
-            format!(
-                "installed ({})",
-                setup::PACKAGE_SETS
-                    .iter()
-                    .map(|s| s.what)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+/// The set-up's Debian packages: a lab's are needed now, the debug
+/// kernel's only by `make vm-debug` and `KERNEL=debug`, which install them.
+fn debian_packages() -> Vec<Check> {
+    let missing = match setup::missing_from_sets() {
+        Err(e) => return vec![check(Fail, "debian packages", format!("{e:#}"), "")],
+        Ok(missing) => missing,
+    };
+    if missing.is_empty() {
+        let sets: Vec<_> = setup::PACKAGE_SETS.iter().map(|s| s.what).collect();
+        let found = format!("installed ({})", sets.join(", "));
+        return vec![check(Status::Ok, "debian packages", found, "")];
+    }
+    missing
+        .into_iter()
+        .map(|(set, package)| {
+            let (status, found) = if set.retry == setup::LAB_PACKAGES.retry {
+                (Fail, format!("{package} is missing ({})", set.what))
+            } else {
+                let found = format!(
+                    "{package} is missing ({}, needed by `{}`)",
+                    set.what, set.retry
+                );
+                (Warn, found)
+            };
+            let fix = format!("`{}` installs it (or apt-get install {package})", set.retry);
+            check(status, "debian package", found, &fix)
+        })
+        .collect()
+}
+
+/// The kernel ABI, its headers and the guest kernel of that ABI in the
+/// cache.
+fn kernel(cache: &Path) -> Vec<Check> {
+    let abi = match probe::kernel_abi() {
+        Err(e) => return vec![check(Fail, "kernel ABI", format!("{e:#}"), "`make setup`")],
+        Ok(abi) => abi,
+    };
+    let kdir = probe::headers_dir(&abi);
+    let release = probe::headers_release(&kdir);
+    let guest = probe::GuestKernel::locate(cache, &abi);
+    let mut v = vec![headers(&kdir, &abi, release.as_deref())];
+    v.push(guest_kernel(&guest, release.as_deref()));
+    v.extend(unpacked_vmlinux(&guest));
+    v.extend(
+        probe::other_guest_kernels(cache, &abi)
+            .into_iter()
+            .map(|dir| {
+                check(
+                    Warn,
+                    "stale cache",
+                    format!("{} is for an older kernel ABI", dir.display()),
+                    &format!("rm -rf {}", dir.display()),
+                )
+            }),
+    );
+    v
+}
+
+/// Debian's headers for `abi` in `kdir`, of kernel `release`.
+fn headers(kdir: &Path, abi: &str, release: Option<&str>) -> Check {
+    match release {
+        Some(r) => check(
+            Status::Ok,
+            "kernel headers",
+            format!("{} ({r})", kdir.display()),
             "",
-        )),
-        Result::Ok(missing) => {
-            for (set, package) in missing {
-                let (status, found) = if set.retry == setup::LAB_PACKAGES.retry {
-                    (Fail, format!("{package} is missing ({})", set.what))
-                } else {
-                    (
-                        Warn,
-                        format!(
-                            "{package} is missing ({}, needed by `{}`)",
-                            set.what, set.retry
-                        ),
-                    )
-                };
-                v.push(check(
-                    status,
-                    "debian package",
-                    found,
-                    &format!("`{}` installs it (or apt-get install {package})", set.retry),
-                ));
-            }
-        }
-    }
-
-    // Kernel ABI, headers, guest kernel.
-    let cache = vm::cache_root();
-    match probe::kernel_abi() {
-        Err(e) => v.push(check(Fail, "kernel ABI", format!("{e:#}"), "`make setup`")),
-        Result::Ok(abi) => {
-            let kdir = probe::headers_dir(&abi);
-            let release = probe::headers_release(&kdir);
-            match &release {
-                Some(r) => v.push(check(
-                    Ok,
-                    "kernel headers",
-                    format!("{} ({r})", kdir.display()),
-                    "",
-                )),
-                None => v.push(check(
-                    Fail,
-                    "kernel headers",
-                    format!("{} is missing or incomplete", kdir.display()),
-                    &format!("`make setup` (apt-get install linux-headers-{abi})"),
-                )),
-            }
-            let guest = probe::GuestKernel::locate(&cache, &abi);
-            let (abi_dir, vmlinuz) = (&guest.dir, &guest.vmlinuz);
-            let guest_release = fs::read_dir(guest.dir.join("lib/modules"))
-                .ok()
-                .and_then(|d| d.flatten().next())
-                .map(|e| e.file_name().to_string_lossy().into_owned());
-            if !vmlinuz.is_file() {
-                v.push(check(
-                    Fail,
-                    "guest kernel",
-                    format!("{} is missing", vmlinuz.display()),
-                    "`make setup` downloads it",
-                ));
-            } else if guest_release.is_some() && release.is_some() && guest_release != release {
-                v.push(check(
-                    Fail,
-                    "guest kernel",
-                    format!(
-                        "{} but the headers are {}: modules will not load",
-                        guest_release.unwrap_or_default(),
-                        release.clone().unwrap_or_default()
-                    ),
-                    &format!("rm -rf {} && make setup", abi_dir.display()),
-                ));
-            } else {
-                v.push(check(Ok, "guest kernel", vmlinuz.display().to_string(), ""));
-            }
-            let vmlinux = &guest.vmlinux;
-            let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-            match (mtime(vmlinux), mtime(vmlinuz)) {
-                (None, Some(_)) => v.push(check(
-                    Warn,
-                    "unpacked vmlinux",
-                    "missing: boots take about 4 s longer",
-                    "`make setup` unpacks it",
-                )),
-                (Some(a), Some(b)) if a < b => v.push(check(
-                    Warn,
-                    "unpacked vmlinux",
-                    "older than vmlinuz (stale)",
-                    &format!("rm {} && make setup", vmlinux.display()),
-                )),
-                _ => {}
-            }
-            // Guest kernels of other ABIs: left over from an older kernel.
-            for e in fs::read_dir(&cache).into_iter().flatten().flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if e.path().is_dir() && name.ends_with("-amd64") && name != abi {
-                    v.push(check(
-                        Warn,
-                        "stale cache",
-                        format!("{} is for an older kernel ABI", e.path().display()),
-                        &format!("rm -rf {}", e.path().display()),
-                    ));
-                }
-            }
-        }
-    }
-
-    // Rust.
-    let root = crate::tools::workspace::root().ok();
-    match probe::rust_sysroot() {
-        Err(e) => v.push(check(
+        ),
+        None => check(
             Fail,
-            "rust",
-            format!("{e:#}"),
-            "install rustup (https://rustup.rs), then `make setup`",
-        )),
-        Result::Ok(sys) => {
-            let version = output(
-                Command::new("rustc")
-                    .arg("--version")
-                    .current_dir(root.clone().unwrap_or_else(|| PathBuf::from("."))),
-            )
-            .unwrap_or_default();
-            v.push(check(Ok, "rustc", version, ""));
-            let (components, target_missing) = probe::rust_missing(&sys);
-            for component in probe::RUST_COMPONENTS {
-                if components.contains(component) {
-                    v.push(check(
-                        Fail,
-                        component,
-                        "missing",
-                        &format!("rustup component add {component} (in the project folder)"),
-                    ));
-                } else {
-                    v.push(check(Ok, component, "present", ""));
-                }
-            }
-            let target = format!("target {}", probe::RUST_TARGET);
-            if target_missing {
-                v.push(check(
-                    Fail,
-                    &target,
-                    "missing: core cannot be built for the kernel",
-                    &format!(
-                        "rustup target add {} (in the project folder)",
-                        probe::RUST_TARGET
-                    ),
-                ));
-            } else {
-                v.push(check(Ok, &target, "present", ""));
-            }
-        }
+            "kernel headers",
+            format!("{} is missing or incomplete", kdir.display()),
+            &format!("`make setup` (apt-get install linux-headers-{abi})"),
+        ),
     }
+}
 
-    // KVM.
-    if !Path::new("/dev/kvm").exists() {
-        v.push(check(
+/// The guest kernel, and that it is the headers' `release` (else modules
+/// built against the headers do not load).
+fn guest_kernel(guest: &probe::GuestKernel, release: Option<&str>) -> Check {
+    let guest_release = guest.release();
+    if !guest.vmlinuz.is_file() {
+        check(
+            Fail,
+            "guest kernel",
+            format!("{} is missing", guest.vmlinuz.display()),
+            "`make setup` downloads it",
+        )
+    } else if let (Some(g), Some(h)) = (guest_release.as_deref(), release) {
+        if g == h {
+            check(
+                Status::Ok,
+                "guest kernel",
+                guest.vmlinuz.display().to_string(),
+                "",
+            )
+        } else {
+            check(
+                Fail,
+                "guest kernel",
+                format!("{g} but the headers are {h}: modules will not load"),
+                &format!("rm -rf {} && make setup", guest.dir.display()),
+            )
+        }
+    } else {
+        check(
+            Status::Ok,
+            "guest kernel",
+            guest.vmlinuz.display().to_string(),
+            "",
+        )
+    }
+}
+
+/// The `vmlinux` unpacked from the guest kernel, which boots faster.
+fn unpacked_vmlinux(guest: &probe::GuestKernel) -> Option<Check> {
+    match guest.unpacked() {
+        probe::Unpacked::Missing => Some(check(
+            Warn,
+            "unpacked vmlinux",
+            "missing: boots take about 4 s longer",
+            "`make setup` unpacks it",
+        )),
+        probe::Unpacked::Stale => Some(check(
+            Warn,
+            "unpacked vmlinux",
+            "older than vmlinuz (stale)",
+            &format!("rm {} && make setup", guest.vmlinux.display()),
+        )),
+        probe::Unpacked::Fresh => None,
+    }
+}
+
+/// `rustc`, the labs' components and the kernel's target.
+fn rust() -> Vec<Check> {
+    let sys = match probe::rust_sysroot() {
+        Err(e) => {
+            return vec![check(
+                Fail,
+                "rust",
+                format!("{e:#}"),
+                "install rustup (https://rustup.rs), then `make setup`",
+            )]
+        }
+        Ok(sys) => sys,
+    };
+    let mut v = vec![check(Status::Ok, "rustc", probe::rustc_version(), "")];
+    let (components, target_missing) = probe::rust_missing(&sys);
+    for component in probe::RUST_COMPONENTS {
+        v.push(if components.contains(component) {
+            check(
+                Fail,
+                component,
+                "missing",
+                &format!("rustup component add {component} (in the project folder)"),
+            )
+        } else {
+            check(Status::Ok, component, "present", "")
+        });
+    }
+    let target = format!("target {}", probe::RUST_TARGET);
+    v.push(if target_missing {
+        check(
+            Fail,
+            &target,
+            "missing: core cannot be built for the kernel",
+            &format!(
+                "rustup target add {} (in the project folder)",
+                probe::RUST_TARGET
+            ),
+        )
+    } else {
+        check(Status::Ok, &target, "present", "")
+    });
+    v
+}
+
+/// KVM: present, openable, and what the cached probe found.
+fn kvm(cache: &Path) -> Check {
+    match probe::kvm(cache) {
+        probe::Kvm::Missing => check(
             Warn,
             "kvm",
             "no /dev/kvm: guests run under TCG (slower, still correct)",
             "enable virtualisation (or nested virtualisation) for this machine",
-        ));
-    } else if let Err(e) = fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/kvm")
-    {
-        v.push(check(
+        ),
+        probe::Kvm::Closed(e) => check(
             Warn,
             "kvm",
             format!("/dev/kvm cannot be opened ({e}): guests run under TCG"),
             "add yourself to the kvm group (adduser $USER kvm), log in again",
-        ));
-    } else {
-        match vm::accel::cached_probe(&cache) {
-            Some(vm::accel::Accel::Tcg) => v.push(check(
-                Warn,
-                "kvm",
-                "present but unusable: a KVM guest did not boot (cached probe); guests run under TCG",
-                "nothing to do on machines whose KVM hangs; elsewhere check `dmesg` for kvm errors",
-            )),
-            Some(vm::accel::Accel::Kvm) => v.push(check(Ok, "kvm", "usable (cached probe)", "")),
-            None => v.push(check(
-                Ok,
-                "kvm",
-                "/dev/kvm opens; the first lab run probes whether guests boot with it",
-                "",
-            )),
+        ),
+        probe::Kvm::Opens(Some(vm::accel::Accel::Tcg)) => check(
+            Warn,
+            "kvm",
+            "present but unusable: a KVM guest did not boot (cached probe); guests run under TCG",
+            "nothing to do on machines whose KVM hangs; elsewhere check `dmesg` for kvm errors",
+        ),
+        probe::Kvm::Opens(Some(vm::accel::Accel::Kvm)) => {
+            check(Status::Ok, "kvm", "usable (cached probe)", "")
         }
+        probe::Kvm::Opens(None) => check(
+            Status::Ok,
+            "kvm",
+            "/dev/kvm opens; the first lab run probes whether guests boot with it",
+            "",
+        ),
     }
+}
 
-    // Leftover temporary folders of killed runs.
-    let old = SystemTime::now() - Duration::from_secs(3600);
-    let stale: Vec<PathBuf> = fs::read_dir(std::env::temp_dir())
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("checker-vm-"))
-        .filter(|e| {
-            e.metadata()
-                .and_then(|m| m.modified())
-                .is_ok_and(|t| t < old)
-        })
-        .map(|e| e.path())
-        .collect();
-    if !stale.is_empty() {
-        v.push(check(
+/// Leftover temporary folders of killed runs.
+fn temporary_folders() -> Option<Check> {
+    let stale = probe::stale_guest_folders();
+    (!stale.is_empty()).then(|| {
+        check(
             Warn,
             "temporary folders",
             format!(
@@ -337,9 +326,8 @@ pub fn checks() -> Vec<Check> {
                 stale.len()
             ),
             &format!("rm -rf {}/checker-vm-*", std::env::temp_dir().display()),
-        ));
-    }
-    v
+        )
+    })
 }
 
 /// Prints the checks; true when none failed.

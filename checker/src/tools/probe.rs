@@ -2,12 +2,14 @@
 //! installs what is missing) and `doctor` (which reports it): the kernel
 //! ABI and its headers (the `KDIR` every build uses, which `module.mk`
 //! asks for with `checker kdir`), the guest kernel in the cache, the Rust
-//! toolchain's components, the static busybox and the accelerator probe's
-//! verdict.
+//! toolchain's components and tools' versions, the static busybox, KVM and
+//! the accelerator probe's verdict, and what is stale (an unpacked kernel
+//! older than its image, other ABIs' guest kernels, killed runs' folders).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 
@@ -73,6 +75,82 @@ impl GuestKernel {
             dir,
         }
     }
+
+    /// The kernel release its modules are for (the one folder of
+    /// `lib/modules`), when it is unpacked.
+    pub fn release(&self) -> Option<String> {
+        fs::read_dir(self.dir.join("lib/modules"))
+            .ok()?
+            .flatten()
+            .next()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+    }
+
+    /// How the `vmlinux` unpacked from `vmlinuz` is.
+    pub fn unpacked(&self) -> Unpacked {
+        let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+        match (mtime(&self.vmlinux), mtime(&self.vmlinuz)) {
+            (None, Some(_)) => Unpacked::Missing,
+            (Some(unpacked), Some(packed)) if unpacked < packed => Unpacked::Stale,
+            _ => Unpacked::Fresh,
+        }
+    }
+}
+
+/// The state of a guest kernel's unpacked `vmlinux`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unpacked {
+    /// Not unpacked (boots decompress the kernel in the guest).
+    Missing,
+    /// Older than the `vmlinuz` it came from.
+    Stale,
+    /// Up to date, or there is no `vmlinuz` to unpack.
+    Fresh,
+}
+
+/// Guest kernels in `cache` of ABIs other than `abi`: left over from an
+/// older kernel.
+pub fn other_guest_kernels(cache: &Path, abi: &str) -> Vec<PathBuf> {
+    fs::read_dir(cache)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            e.path().is_dir() && name.ends_with("-amd64") && name != abi
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
+/// The first line of `tool --version`, when the tool runs.
+pub fn version(tool: &str) -> Option<String> {
+    let out = Command::new(tool)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    out.status
+        .success()
+        .then(|| text.lines().next().unwrap_or("").trim().to_owned())
+}
+
+/// `rustc --version` of the toolchain `rust-toolchain.toml` selects (run
+/// from the workspace root when there is one); empty when it fails.
+pub fn rustc_version() -> String {
+    let mut c = Command::new("rustc");
+    c.arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null());
+    if let Ok(root) = crate::tools::workspace::root() {
+        c.current_dir(root);
+    }
+    match c.output() {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+        _ => String::new(),
+    }
 }
 
 /// The sysroot of the toolchain `rust-toolchain.toml` selects (run from the
@@ -135,6 +213,47 @@ pub fn busybox() -> Busybox {
         Ok(data) if ::vm::guest::has_interpreter(&data) => Busybox::Dynamic,
         Ok(_) => Busybox::Static,
     }
+}
+
+/// What `/dev/kvm` is like.
+#[derive(Debug)]
+pub enum Kvm {
+    /// There is no `/dev/kvm`.
+    Missing,
+    /// It cannot be opened for reading and writing.
+    Closed(std::io::Error),
+    /// It opens; the cached accelerator probe's verdict, when a run made one.
+    Opens(Option<vm::accel::Accel>),
+}
+
+/// The state of `/dev/kvm`, and what the accelerator probe cached in `cache`
+/// found.
+pub fn kvm(cache: &Path) -> Kvm {
+    let dev = Path::new("/dev/kvm");
+    if !dev.exists() {
+        return Kvm::Missing;
+    }
+    match fs::OpenOptions::new().read(true).write(true).open(dev) {
+        Err(e) => Kvm::Closed(e),
+        Ok(_) => Kvm::Opens(vm::accel::cached_probe(cache)),
+    }
+}
+
+/// `checker-vm-*` temporary folders older than an hour: left by killed runs.
+pub fn stale_guest_folders() -> Vec<PathBuf> {
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("checker-vm-"))
+        .filter(|e| {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t < old)
+        })
+        .map(|e| e.path())
+        .collect()
 }
 
 #[cfg(test)]

@@ -136,75 +136,16 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
 
     // 2. Kernel ABI and headers.
     let abi = probe::kernel_abi()?;
-    let kdir = probe::headers_dir(&abi);
-    let headers_pkg = format!("linux-headers-{abi}");
-    if kdir.join("Makefile").is_file() && missing_packages(&[&headers_pkg])?.is_empty() {
-        say(&format!("kernel headers {abi} ... ok (already installed)"));
-    } else {
-        println!("setup: kernel headers {abi} ... installing {headers_pkg}");
-        apt.install(std::slice::from_ref(&headers_pkg), "make setup")?;
-        if !kdir.join("Makefile").is_file() {
-            bail!(
-                "{headers_pkg} is installed but {} has no Makefile\nretry with `make setup`",
-                kdir.display()
-            );
-        }
-        println!("setup: kernel headers {abi} ... ok (installed)");
-    }
+    let kdir = ensure_headers(&mut apt, &abi, &say)?;
 
-    // 3. Guest kernel, in the cache, never installed on the host.
+    // 3. Guest kernel, in the cache, never installed on the host, and its
+    // uncompressed image for a faster boot.
     let cache = ::vm::cache_root();
-    let probe::GuestKernel {
-        dir: abi_dir,
-        vmlinuz,
-        vmlinux,
-        modules_dir,
-    } = probe::GuestKernel::locate(&cache, &abi);
-    if vmlinuz.is_file() {
-        say(&format!(
-            "guest kernel {abi} ... ok (cached in {})",
-            abi_dir.display()
-        ));
-    } else {
-        let started = Instant::now();
-        println!(
-            "setup: guest kernel {abi} ... downloading linux-image-{abi}-unsigned into {}",
-            abi_dir.display()
-        );
-        fetch_guest_kernel(&mut apt, &abi, &cache, &abi_dir)?;
-        if !vmlinuz.is_file() {
-            bail!(
-                "linux-image-{abi}-unsigned has no {}\nretry with `make setup`",
-                vmlinuz.display()
-            );
-        }
-        println!(
-            "setup: guest kernel {abi} ... ok (downloaded in {:.1} s)",
-            started.elapsed().as_secs_f64()
-        );
-    }
+    let guest = probe::GuestKernel::locate(&cache, &abi);
+    ensure_guest_kernel(&mut apt, &abi, &cache, &guest, &say)?;
+    let boot_kernel = boot_kernel(&guest, &say);
 
-    // 3b. The uncompressed kernel, for a faster boot.
-    let boot_kernel = if vmlinux.is_file() {
-        say("uncompressed guest kernel ... ok (cached)");
-        vmlinux
-    } else {
-        match extract_vmlinux(&vmlinuz, &vmlinux) {
-            Ok(()) => {
-                println!(
-                    "setup: uncompressed guest kernel ... ok (unpacked {})",
-                    vmlinux.display()
-                );
-                vmlinux
-            }
-            Err(e) => {
-                println!("setup: uncompressed guest kernel ... skipped, booting vmlinuz ({e:#})");
-                vmlinuz.clone()
-            }
-        }
-    };
-
-    // 3c. Chromium, only for the browser check.
+    // 3b. Chromium, only for the browser check.
     if opts.browser {
         ensure_set(&mut apt, &BROWSER_PACKAGES, &say)?;
     }
@@ -224,13 +165,93 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
     Ok(Toolchain {
         abi,
         kdir,
-        vmlinuz,
+        vmlinuz: guest.vmlinuz,
         boot_kernel,
-        modules_dir,
+        modules_dir: guest.modules_dir,
         cache,
         debug: false,
         rust_target_dir: None,
     })
+}
+
+/// Installs Debian's headers for `abi` unless they are there; returns
+/// their Kbuild tree.
+fn ensure_headers(apt: &mut Apt, abi: &str, say: &dyn Fn(&str)) -> Result<PathBuf> {
+    let kdir = probe::headers_dir(abi);
+    let headers_pkg = format!("linux-headers-{abi}");
+    if kdir.join("Makefile").is_file() && missing_packages(&[&headers_pkg])?.is_empty() {
+        say(&format!("kernel headers {abi} ... ok (already installed)"));
+        return Ok(kdir);
+    }
+    println!("setup: kernel headers {abi} ... installing {headers_pkg}");
+    apt.install(std::slice::from_ref(&headers_pkg), "make setup")?;
+    if !kdir.join("Makefile").is_file() {
+        bail!(
+            "{headers_pkg} is installed but {} has no Makefile\nretry with `make setup`",
+            kdir.display()
+        );
+    }
+    println!("setup: kernel headers {abi} ... ok (installed)");
+    Ok(kdir)
+}
+
+/// Downloads and unpacks the guest kernel of `abi` into the cache unless
+/// it is there.
+fn ensure_guest_kernel(
+    apt: &mut Apt,
+    abi: &str,
+    cache: &Path,
+    guest: &probe::GuestKernel,
+    say: &dyn Fn(&str),
+) -> Result<()> {
+    let (abi_dir, vmlinuz) = (&guest.dir, &guest.vmlinuz);
+    if vmlinuz.is_file() {
+        say(&format!(
+            "guest kernel {abi} ... ok (cached in {})",
+            abi_dir.display()
+        ));
+        return Ok(());
+    }
+    let started = Instant::now();
+    println!(
+        "setup: guest kernel {abi} ... downloading linux-image-{abi}-unsigned into {}",
+        abi_dir.display()
+    );
+    fetch_guest_kernel(apt, abi, cache, abi_dir)?;
+    if !vmlinuz.is_file() {
+        bail!(
+            "linux-image-{abi}-unsigned has no {}\nretry with `make setup`",
+            vmlinuz.display()
+        );
+    }
+    println!(
+        "setup: guest kernel {abi} ... ok (downloaded in {:.1} s)",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The image QEMU boots: the uncompressed `vmlinux` (unpacked now if it
+/// is not yet), else `vmlinuz`.
+fn boot_kernel(guest: &probe::GuestKernel, say: &dyn Fn(&str)) -> PathBuf {
+    let (vmlinuz, vmlinux) = (&guest.vmlinuz, &guest.vmlinux);
+    if vmlinux.is_file() {
+        say("uncompressed guest kernel ... ok (cached)");
+        return vmlinux.clone();
+    }
+    match extract_vmlinux(vmlinuz, vmlinux) {
+        Ok(()) => {
+            println!(
+                "setup: uncompressed guest kernel ... ok (unpacked {})",
+                vmlinux.display()
+            );
+            vmlinux.clone()
+        }
+        Err(e) => {
+            println!("setup: uncompressed guest kernel ... skipped, booting vmlinuz ({e:#})");
+            vmlinuz.clone()
+        }
+    }
 }
 
 /// Offset of the XZ stream (`FD 37 7A 58 5A 00`) inside a bzImage.
