@@ -470,9 +470,9 @@ mod tests {
             generation 0: 2047 sectors
             1 sectors are not pattern sectors of their place:
               LBA 3: holds the sector of LBA 7
-            sha256 NOW differs from the guest's last hash (step rust-hash): 
+            sha256 NOW differs from the guest's last hash (step rust-hash): MADE
         "#]]
-        .assert_eq(&text.replace(&disk.sha256, ""));
+        .assert_eq(&text.replace(&disk.sha256, "MADE"));
         let (status, text) = check_disk(disk, &[]).unwrap();
         assert_eq!(status, 1);
         assert!(text.ends_with("no guest step printed a hash (`sha256 HEX`)\n"));
