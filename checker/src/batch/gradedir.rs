@@ -387,31 +387,7 @@ pub fn prepare_sources(
             (scratch, changed)
         }
     };
-    // Top level: Cargo files copied, everything else linked.
-    for entry in fs::read_dir(root)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let n = name.to_string_lossy();
-        if matches!(n.as_ref(), "labs" | "target" | ".git" | "book") {
-            continue;
-        }
-        let (src, dst) = (entry.path(), ws.join(&name));
-        if entry.file_type()?.is_file() {
-            fs::copy(&src, &dst)?;
-        } else {
-            std::os::unix::fs::symlink(&src, &dst)?;
-        }
-    }
-    copy_sources(&root.join("labs"), &ws.join("labs"))?;
-    // The snapshots leave the tree that the student's build sees.
-    for name in course.keys() {
-        let theirs = ws.join("labs").join(name).join("expected");
-        if theirs.is_dir() {
-            fs::rename(&theirs, expected.join(name)).with_context(|| {
-                format!("cannot move {} out of the workspace", theirs.display())
-            })?;
-        }
-    }
+    course_workspace(root, &ws, &expected, &course)?;
     let collected = collect(&changed, &course);
     for path in &collected.taken {
         let (from, to) = (submitted.join(path), ws.join(path));
@@ -421,28 +397,10 @@ pub fn prepare_sources(
         fs::copy(&from, &to)
             .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
     }
-    let labs: Vec<String> = if !only.is_empty() {
-        only.to_vec()
+    let labs: Vec<String> = if only.is_empty() {
+        labs_submitted(sub, &changed, &course)
     } else {
-        course
-            .values()
-            .filter(|l| {
-                let prefix = format!("labs/{}/", l.name);
-                let changes = changed.iter().any(|c| c.path.starts_with(&prefix));
-                match &sub.source {
-                    // A lab folder with the student's files, or any change.
-                    Source::Tree(dir) => {
-                        let theirs = dir.join("labs").join(&l.name);
-                        changes
-                            || !lab::matching_files(&theirs, &l.config.student)
-                                .unwrap_or_default()
-                                .is_empty()
-                    }
-                    Source::Patch(_) => changes,
-                }
-            })
-            .map(|l| l.name.clone())
-            .collect()
+        only.to_vec()
     };
     let mut violations = Vec::new();
     for name in labs.iter().filter(|l| course.contains_key(*l)) {
@@ -460,6 +418,69 @@ pub fn prepare_sources(
         ignored: collected.ignored,
         violations,
     })
+}
+
+/// Makes `ws` a copy of the course at `root`: top-level Cargo files
+/// copied, other top-level entries linked, the labs' sources copied and
+/// their snapshots moved out to `expected/<lab>`, where the student's
+/// build cannot see them.
+fn course_workspace(
+    root: &Path,
+    ws: &Path,
+    expected: &Path,
+    course: &BTreeMap<String, Lab>,
+) -> Result<()> {
+    for entry in fs::read_dir(root)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let n = name.to_string_lossy();
+        if matches!(n.as_ref(), "labs" | "target" | ".git" | "book") {
+            continue;
+        }
+        let (src, dst) = (entry.path(), ws.join(&name));
+        if entry.file_type()?.is_file() {
+            fs::copy(&src, &dst)?;
+        } else {
+            std::os::unix::fs::symlink(&src, &dst)?;
+        }
+    }
+    copy_sources(&root.join("labs"), &ws.join("labs"))?;
+    for name in course.keys() {
+        let theirs = ws.join("labs").join(name).join("expected");
+        if theirs.is_dir() {
+            fs::rename(&theirs, expected.join(name)).with_context(|| {
+                format!("cannot move {} out of the workspace", theirs.display())
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// The labs of the course a submission is for: those it changes, and for
+/// a tree, those whose folder holds the student's files.
+fn labs_submitted(
+    sub: &Submission,
+    changed: &[Changed],
+    course: &BTreeMap<String, Lab>,
+) -> Vec<String> {
+    course
+        .values()
+        .filter(|l| {
+            let prefix = format!("labs/{}/", l.name);
+            let changes = changed.iter().any(|c| c.path.starts_with(&prefix));
+            match &sub.source {
+                Source::Tree(dir) => {
+                    let theirs = dir.join("labs").join(&l.name);
+                    changes
+                        || !lab::matching_files(&theirs, &l.config.student)
+                            .unwrap_or_default()
+                            .is_empty()
+                }
+                Source::Patch(_) => changes,
+            }
+        })
+        .map(|l| l.name.clone())
+        .collect()
 }
 
 /// [`prepare_sources`], then the Cargo target folder seeded with the

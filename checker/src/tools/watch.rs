@@ -3,17 +3,19 @@
 //!
 //! Every 500 ms it looks at the modification times of the lab folder's
 //! files (build output left out); when one changed and the file has been
-//! quiet for a poll, it runs `checker lab` again. Ctrl-C stops it.
+//! quiet for a poll, it grades the lab again, in this process, as
+//! `checker lab` does. Ctrl-C stops it.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 use crate::batch::gradedir::is_build_output;
+use crate::report::terminal::Terminal;
+use crate::run::{self, LabRequest};
 use crate::tools::workspace;
 
 /// How often the sources are looked at.
@@ -74,18 +76,19 @@ pub fn run(args: &WatchArgs) -> Result<bool> {
     if !dir.join("lab.toml").is_file() {
         bail!("no lab {:?} ({} has no lab.toml)", args.lab, dir.display());
     }
-    let exe = std::env::current_exe()?;
-    let grade = || -> Result<()> {
-        let mut cmd = Command::new(&exe);
-        cmd.arg("lab").arg(&args.lab);
-        if args.solution {
-            cmd.arg("--solution");
-        }
-        let _ = cmd.status().context("cannot start the checker")?;
-        Ok(())
+    let request = LabRequest {
+        name: args.lab.clone(),
+        solution: args.solution,
+        ..LabRequest::default()
+    };
+    // A run that fails to start (say, the set-up) is reported as
+    // `checker lab` reports it, and the next save is graded again.
+    let grade = || match run::run_request(&request, &mut Terminal::stdout()) {
+        Err(e) if !e.is::<vm::Interrupted>() => eprintln!("checker: error: {e:#}"),
+        _ => {}
     };
     let mut seen = snapshot(&dir);
-    grade()?;
+    grade();
     loop {
         println!(
             "\nwatching {} for changes (Ctrl-C to stop)",
@@ -111,7 +114,7 @@ pub fn run(args: &WatchArgs) -> Result<bool> {
             println!("\nchanged: {}", names.join(", "));
             break;
         }
-        grade()?;
+        grade();
         if vm::interrupted() {
             return Ok(true);
         }
