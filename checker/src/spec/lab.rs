@@ -1290,29 +1290,8 @@ pub fn chapter_heading(root: &Path, file: &str) -> Option<String> {
 /// Like mdBook, it refuses a list item that is not a link and a list or a
 /// part heading after the suffix chapters.
 pub fn numbered_chapters(summary: &str) -> Result<Vec<BookChapter>> {
-    #[derive(PartialEq)]
-    enum Section {
-        Prefix,
-        Numbered,
-        Suffix,
-    }
-    /// One level of nested lists: items so far (for the top level, in the
-    /// whole book), and where the content of the last one starts.
-    struct Level {
-        count: u32,
-        content: usize,
-    }
-    let mut section = Section::Prefix;
-    let mut chapters = Vec::new();
-    let mut levels: Vec<Level> = Vec::new();
-    let mut top = 0;
+    let mut toc = Toc::default();
     let mut first_line = true;
-    // The previous line belongs to a paragraph or a list item, so this one
-    // may continue it.
-    let mut continues = false;
-    // Nothing but a part heading since the numbered section started: mdBook
-    // skips a paragraph here instead of starting the suffix chapters.
-    let mut fresh = false;
     let mut in_comment = false;
     for (index, raw) in summary.lines().enumerate() {
         let line = index + 1;
@@ -1324,75 +1303,123 @@ pub fn numbered_chapters(summary: &str) -> Result<Vec<BookChapter>> {
         let text = expanded.trim_start();
         let indent = expanded.len() - text.len();
         if text.is_empty() {
-            continues = false;
-            continue;
-        }
-        if text.starts_with("<!--") {
+            toc.continues = false;
+        } else if text.starts_with("<!--") {
             in_comment = !text.contains("-->");
-            fresh = false;
-            continue;
+            toc.fresh = false;
+        } else if indent < 4 && is_thematic_break(text) {
+            first_line = false;
+            toc.rule();
+        } else if let Some(level) = heading_level(text).filter(|_| indent < 4) {
+            let is_title = std::mem::take(&mut first_line);
+            toc.heading(level, is_title, line)?;
+        } else {
+            first_line = false;
+            toc.text(&expanded, indent, line)?;
         }
-        let is_title = std::mem::take(&mut first_line);
-        if indent < 4 && is_thematic_break(text) {
-            if section == Section::Numbered {
-                levels.clear();
-                fresh = false;
-            }
-            continues = false;
-            continue;
+    }
+    Ok(toc.chapters)
+}
+
+/// Where [`numbered_chapters`] is in a `SUMMARY.md`.
+#[derive(Debug, Default, PartialEq)]
+enum Section {
+    /// Before the first list or part heading: prefix chapters.
+    #[default]
+    Prefix,
+    /// The numbered lists and their part headings.
+    Numbered,
+    /// The links after the numbered lists: suffix chapters.
+    Suffix,
+}
+
+/// One level of nested lists: items so far (for the top level, in the
+/// whole book), and where the content of the last one starts.
+struct Level {
+    count: u32,
+    content: usize,
+}
+
+/// The state of [`numbered_chapters`] between the lines of a `SUMMARY.md`.
+#[derive(Default)]
+struct Toc {
+    section: Section,
+    chapters: Vec<BookChapter>,
+    levels: Vec<Level>,
+    /// The number of the last top-level chapter.
+    top: u32,
+    /// The previous line belongs to a paragraph or a list item, so this one
+    /// may continue it.
+    continues: bool,
+    /// Nothing but a part heading since the numbered section started:
+    /// mdBook skips a paragraph here instead of starting the suffix
+    /// chapters.
+    fresh: bool,
+}
+
+impl Toc {
+    /// A thematic break (`---`): the lists before it end.
+    fn rule(&mut self) {
+        if self.section == Section::Numbered {
+            self.levels.clear();
+            self.fresh = false;
         }
-        if let Some(level) = heading_level(text).filter(|_| indent < 4) {
-            continues = false;
-            if is_title && level == 1 {
-                continue;
-            }
-            match section {
-                Section::Suffix if level == 1 => bail!(
-                    "line {line}: a part heading after the suffix chapters (the links after \
-                     the numbered lists)"
-                ),
-                Section::Suffix => {}
-                _ if level == 1 => {
-                    section = Section::Numbered;
-                    levels.clear();
-                    fresh = true;
-                }
-                Section::Numbered => {
-                    levels.clear();
-                    fresh = false;
-                }
-                Section::Prefix => {}
-            }
-            continue;
+        self.continues = false;
+    }
+
+    /// A heading of `level`; a part heading (`#`) starts the numbered
+    /// section, unless it is the book's title on the first line.
+    fn heading(&mut self, level: usize, is_title: bool, line: usize) -> Result<()> {
+        self.continues = false;
+        if is_title && level == 1 {
+            return Ok(());
         }
+        match self.section {
+            Section::Suffix if level == 1 => bail!(
+                "line {line}: a part heading after the suffix chapters (the links after \
+                 the numbered lists)"
+            ),
+            Section::Suffix => {}
+            _ if level == 1 => {
+                self.section = Section::Numbered;
+                self.levels.clear();
+                self.fresh = true;
+            }
+            Section::Numbered => {
+                self.levels.clear();
+                self.fresh = false;
+            }
+            Section::Prefix => {}
+        }
+        Ok(())
+    }
+
+    /// Any other line (`expanded` has its tabs expanded, `indent` columns
+    /// of it are white space): a list item, a continuation or a paragraph.
+    fn text(&mut self, expanded: &str, indent: usize, line: usize) -> Result<()> {
         // Text inside the last list item (indented to its content), or a
         // lazy continuation line of a paragraph or item.
-        let inside_item = levels.first().is_some_and(|l| indent >= l.content);
-        let item = list_item(&expanded);
-        if item.is_none() && (continues || inside_item) {
-            continues = true;
-            continue;
+        let inside_item = self.levels.first().is_some_and(|l| indent >= l.content);
+        let item = list_item(expanded);
+        if item.is_none() && (self.continues || inside_item) {
+            self.continues = true;
+            return Ok(());
         }
+        self.continues = true;
         let Some((content_column, content)) = item else {
             // A paragraph: a prefix or suffix chapter, or prose.
-            if section == Section::Numbered {
-                if fresh {
-                    fresh = false;
-                } else {
-                    section = Section::Suffix;
-                }
+            if self.section == Section::Numbered && !std::mem::take(&mut self.fresh) {
+                self.section = Section::Suffix;
             }
-            continues = true;
-            continue;
+            return Ok(());
         };
-        continues = true;
-        fresh = false;
-        match section {
+        self.fresh = false;
+        match self.section {
             Section::Suffix => bail!(
                 "line {line}: a list after the suffix chapters (the links after the numbered \
                  lists)"
             ),
-            Section::Prefix => section = Section::Numbered,
+            Section::Prefix => self.section = Section::Numbered,
             Section::Numbered => {}
         }
         let (title, file) = parse_link(content).with_context(|| {
@@ -1400,11 +1427,18 @@ pub fn numbered_chapters(summary: &str) -> Result<Vec<BookChapter>> {
                 "line {line}: a list item must be a link alone, `[Title](file.md)` or `[Title]()`"
             )
         })?;
-        // The item nests in every open level whose last item's content it
-        // is indented to.
+        self.item(indent, content_column, title, file);
+        Ok(())
+    }
+
+    /// A list item indented by `indent` whose content starts at
+    /// `content_column`: it nests in every open level whose last item's
+    /// content it is indented to.
+    fn item(&mut self, indent: usize, content_column: usize, title: String, file: Option<String>) {
+        let levels = &mut self.levels;
         let depth = levels.iter().take_while(|l| indent >= l.content).count();
         if depth == levels.len() {
-            let count = if depth == 0 { top + 1 } else { 1 };
+            let count = if depth == 0 { self.top + 1 } else { 1 };
             levels.push(Level {
                 count,
                 content: content_column,
@@ -1414,14 +1448,13 @@ pub fn numbered_chapters(summary: &str) -> Result<Vec<BookChapter>> {
             levels[depth].count += 1;
             levels[depth].content = content_column;
         }
-        top = levels[0].count;
-        chapters.push(BookChapter {
+        self.top = levels[0].count;
+        self.chapters.push(BookChapter {
             number: levels.iter().map(|l| l.count).collect(),
             title,
             file,
         });
     }
-    Ok(chapters)
 }
 
 /// A line with its tabs expanded to the next multiple of 4 columns.
