@@ -200,3 +200,6 @@ unsigned int rust_helper_current_euid(void)
 
 /* PCI, MMIO, DMA, interrupts, delays and ids: a file of their own. */
 #include "pci.c"
+
+/* The block layer's helpers (kernel-crate/src/block, scatterlist.rs). */
+#include "block.c"

@@ -96,4 +96,48 @@ unsigned long rust_helper_msecs_to_jiffies(unsigned int ms);
 unsigned int rust_helper_num_online_cpus(void);
 struct pci_driver *rust_helper_pci_dev_driver(struct pci_dev *pdev);
 
+/* Block layer: blk-mq, disks, scatterlists (kernel-crate/src/block,
+ * scatterlist.rs; the helpers are in block.c). */
+#include <linux/blk-mq.h>
+#include <linux/blkdev.h>
+#include <linux/scatterlist.h>
+
+/* rq_for_each_segment()'s state, for rust_helper_rq_seg_iter_next(). */
+struct rust_rq_seg_iter {
+	struct bio *bio;
+	struct bvec_iter iter;
+};
+
+void *rust_helper_blk_mq_rq_to_pdu(struct request *rq);
+struct request *rust_helper_blk_mq_rq_from_pdu(void *pdu);
+struct request *rust_helper_blk_mq_tag_to_rq(struct blk_mq_tag_set *set,
+					     unsigned int hctx_idx,
+					     unsigned int tag);
+unsigned int rust_helper_req_op(struct request *rq);
+u64 rust_helper_blk_rq_pos(struct request *rq);
+unsigned int rust_helper_blk_rq_bytes(struct request *rq);
+unsigned int rust_helper_blk_rq_nr_phys_segments(struct request *rq);
+int rust_helper_rq_tag(struct request *rq);
+unsigned int rust_helper_rq_hctx_idx(struct request *rq);
+void *rust_helper_rq_queuedata(struct request *rq);
+int rust_helper_blk_rq_map_sg(struct request *rq, struct scatterlist *sgl);
+void *rust_helper_hctx_driver_data(struct blk_mq_hw_ctx *hctx);
+void rust_helper_hctx_set_driver_data(struct blk_mq_hw_ctx *hctx, void *data);
+unsigned int rust_helper_hctx_queue_num(struct blk_mq_hw_ctx *hctx);
+void *rust_helper_hctx_queuedata(struct blk_mq_hw_ctx *hctx);
+void rust_helper_rq_seg_iter_init(struct request *rq,
+				  struct rust_rq_seg_iter *it);
+bool rust_helper_rq_seg_iter_next(struct rust_rq_seg_iter *it,
+				  struct page **page, unsigned int *offset,
+				  unsigned int *len);
+struct request_queue *rust_helper_disk_queue(struct gendisk *disk);
+void rust_helper_disk_set_fops(struct gendisk *disk,
+			       const struct block_device_operations *fops);
+char *rust_helper_disk_name(struct gendisk *disk);
+int rust_helper_add_disk(struct gendisk *disk);
+void rust_helper_blk_queue_set_nonrot(struct request_queue *q);
+dma_addr_t rust_helper_sg_dma_address(struct scatterlist *sg);
+unsigned int rust_helper_sg_dma_len(struct scatterlist *sg);
+struct page *rust_helper_sg_page(struct scatterlist *sg);
+
 #endif

@@ -84,4 +84,20 @@ const int RUST_CONST_HELPER_O_CLOEXEC = O_CLOEXEC;
 /* PCI, MMIO, DMA, interrupts (pci.rs, io.rs, dma.rs, irq.rs). */
 const unsigned int RUST_CONST_HELPER_PCI_IRQ_MSIX = PCI_IRQ_MSIX;
 const unsigned long RUST_CONST_HELPER_IORESOURCE_MEM = IORESOURCE_MEM;
+
+/* The block layer (block/, scatterlist.rs): `(__force blk_status_t)` casts
+ * and enum values that bindgen cannot expand. */
+#include <linux/blk-mq.h>
+#include <linux/blkdev.h>
+#include <linux/scatterlist.h>
+const blk_status_t RUST_CONST_HELPER_BLK_STS_OK = BLK_STS_OK;
+const blk_status_t RUST_CONST_HELPER_BLK_STS_IOERR = BLK_STS_IOERR;
+const blk_status_t RUST_CONST_HELPER_BLK_STS_RESOURCE = BLK_STS_RESOURCE;
+const unsigned int RUST_CONST_HELPER_BLK_MQ_F_SHOULD_MERGE = BLK_MQ_F_SHOULD_MERGE;
+const unsigned int RUST_CONST_HELPER_REQ_OP_READ = REQ_OP_READ;
+const unsigned int RUST_CONST_HELPER_REQ_OP_WRITE = REQ_OP_WRITE;
+const unsigned int RUST_CONST_HELPER_REQ_OP_FLUSH = REQ_OP_FLUSH;
+const unsigned int RUST_CONST_HELPER_REQ_OP_DISCARD = REQ_OP_DISCARD;
+const unsigned int RUST_CONST_HELPER_REQ_OP_WRITE_ZEROES = REQ_OP_WRITE_ZEROES;
+const unsigned int RUST_CONST_HELPER_DISK_NAME_LEN = DISK_NAME_LEN;
 const unsigned int RUST_CONST_HELPER_HZ = HZ;

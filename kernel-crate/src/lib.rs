@@ -16,6 +16,7 @@
 
 pub mod alloc;
 pub mod bindings;
+pub mod block;
 pub mod chrdev;
 pub mod cpu;
 pub mod cred;
@@ -39,6 +40,7 @@ pub mod pci;
 pub mod prelude;
 pub mod print;
 pub mod registration;
+pub mod scatterlist;
 pub mod sync;
 pub mod task;
 pub mod uapi;

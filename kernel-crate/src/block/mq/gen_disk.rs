@@ -1,0 +1,393 @@
+//! [`GenDisk`]: a disk, `/dev/NAME`, served by a [`TagSet`]'s queues.
+//!
+//! C header: [`include/linux/blkdev.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/blkdev.h)
+
+use core::fmt::{self, Write};
+
+use super::{Operations, TagSet};
+use crate::alloc::{flags::GFP_KERNEL, KBox};
+use crate::bindings;
+use crate::block::SECTOR_SIZE;
+use crate::error::{code::EINVAL, from_err_ptr, to_result, Result};
+use crate::page::PAGE_SIZE;
+use crate::sync::{Arc, LockClassKey};
+use crate::ThisModule;
+
+/// The disk's `block_device_operations`: none of its own, only the owner,
+/// so that an open disk holds the module.
+const BLOCK_OPS: bindings::block_device_operations = bindings::block_device_operations {
+    owner: ThisModule::THIS.as_raw(),
+    // SAFETY: all-zero is a valid `block_device_operations`: every other
+    // field is an optional function pointer.
+    ..unsafe { core::mem::zeroed() }
+};
+
+/// The lockdep class of every disk's queue (one per call site of
+/// `blk_mq_alloc_disk` in C; all of a module's disks share it here).
+static QUEUE_LOCK_CLASS: LockClassKey = LockClassKey::new();
+
+// ANCHOR: builder
+/// The settings of a new [`GenDisk`]; [`build`](Self::build) makes and
+/// adds the disk. Sizes are checked there.
+#[derive(Clone, Copy, Debug)]
+pub struct GenDiskBuilder {
+    capacity_sectors: u64,
+    logical_block_size: u32,
+    physical_block_size: u32,
+    max_hw_sectors: Option<u32>,
+    max_segments: Option<u16>,
+    virt_boundary: Option<u64>,
+    dma_alignment: Option<u32>,
+    write_cache: bool,
+    fua: bool,
+    rotational: bool,
+}
+// ANCHOR_END: builder
+
+impl Default for GenDiskBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl GenDiskBuilder {
+    /// An empty disk of 512-byte blocks, non-rotational, without a write
+    /// cache, with blk-mq's default limits.
+    pub const fn new() -> Self {
+        GenDiskBuilder {
+            capacity_sectors: 0,
+            logical_block_size: SECTOR_SIZE,
+            physical_block_size: SECTOR_SIZE,
+            max_hw_sectors: None,
+            max_segments: None,
+            virt_boundary: None,
+            dma_alignment: None,
+            write_cache: false,
+            fua: false,
+            rotational: false,
+        }
+    }
+
+    /// The size in 512-byte sectors, whatever the block size.
+    pub const fn capacity_sectors(mut self, sectors: u64) -> Self {
+        self.capacity_sectors = sectors;
+        self
+    }
+
+    /// The smallest unit the device can address: a power of two from 512
+    /// to the page size.
+    pub const fn logical_block_size(mut self, size: u32) -> Self {
+        self.logical_block_size = size;
+        self
+    }
+
+    /// The smallest unit the device writes without a read-modify-write: a
+    /// power of two, at least the logical block size.
+    pub const fn physical_block_size(mut self, size: u32) -> Self {
+        self.physical_block_size = size;
+        self
+    }
+
+    /// The largest request in sectors (`blk_queue_max_hw_sectors`).
+    pub const fn max_hw_sectors(mut self, sectors: u32) -> Self {
+        self.max_hw_sectors = Some(sectors);
+        self
+    }
+
+    /// The most segments of one request (`blk_queue_max_segments`): the
+    /// capacity its scatterlists need.
+    pub const fn max_segments(mut self, segments: u16) -> Self {
+        self.max_segments = Some(segments);
+        self
+    }
+
+    /// A mask no segment may cross but at its ends
+    /// (`blk_queue_virt_boundary`): NVMe's PRP lists need `page size - 1`.
+    pub const fn virt_boundary(mut self, mask: u64) -> Self {
+        self.virt_boundary = Some(mask);
+        self
+    }
+
+    /// The alignment mask of a direct I/O buffer (`blk_queue_dma_alignment`).
+    pub const fn dma_alignment(mut self, mask: u32) -> Self {
+        self.dma_alignment = Some(mask);
+        self
+    }
+
+    /// The device has a volatile write cache, so flushes matter; `fua`: it
+    /// honours forced unit access (`blk_queue_write_cache`).
+    pub const fn write_cache(mut self, enabled: bool, fua: bool) -> Self {
+        self.write_cache = enabled;
+        self.fua = fua;
+        self
+    }
+
+    /// Whether the device is a spinning disk (default: no).
+    pub const fn rotational(mut self, rotational: bool) -> Self {
+        self.rotational = rotational;
+        self
+    }
+
+    fn check(&self) -> Result {
+        let lbs = self.logical_block_size;
+        let pbs = self.physical_block_size;
+        let block_ok =
+            |size: u32| size.is_power_of_two() && size >= SECTOR_SIZE && size as usize <= PAGE_SIZE;
+        if !block_ok(lbs) || !pbs.is_power_of_two() || pbs < lbs {
+            return Err(EINVAL);
+        }
+        // The capacity is in sectors; it must be whole logical blocks.
+        if !self
+            .capacity_sectors
+            .is_multiple_of(u64::from(lbs / SECTOR_SIZE))
+        {
+            return Err(EINVAL);
+        }
+        if self.max_segments == Some(0) || self.max_hw_sectors.is_some_and(|s| s < lbs / 512) {
+            return Err(EINVAL);
+        }
+        if self
+            .virt_boundary
+            .is_some_and(|m| m != 0 && !(m + 1).is_power_of_two())
+            || self
+                .dma_alignment
+                .is_some_and(|m| !(m + 1).is_power_of_two())
+        {
+            return Err(EINVAL);
+        }
+        Ok(())
+    }
+
+    // ANCHOR: build
+    /// Makes the disk `name` on `tag_set`'s queues with `queue_data`
+    /// (`__blk_mq_alloc_disk`), applies the settings and adds it
+    /// (`add_disk`): `/dev/NAME` appears, and blk-mq may call `queue_rq`
+    /// before this returns (the partition scan reads the disk).
+    /// `EINVAL` for settings out of range or a name longer than 31 bytes.
+    pub fn build<T: Operations>(
+        self,
+        name: fmt::Arguments<'_>,
+        tag_set: Arc<TagSet<T>>,
+        queue_data: T::QueueData,
+    ) -> Result<GenDisk<T>> {
+        self.check()?;
+        let dma_alignment = self
+            .dma_alignment
+            .map(core::ffi::c_int::try_from)
+            .transpose()
+            .map_err(|_| EINVAL)?;
+        let queue_data = KBox::new(queue_data, GFP_KERNEL)?;
+        let queue_data_ptr = KBox::into_raw(queue_data);
+        // SAFETY: the tag set is allocated (type invariant of `TagSet`) and
+        // outlives the disk (the `GenDisk` holds its `Arc`); the queue data
+        // lives until the `GenDisk` drops it, after the disk is gone; the
+        // key is static.
+        let disk = from_err_ptr(unsafe {
+            bindings::__blk_mq_alloc_disk(
+                tag_set.as_raw(),
+                queue_data_ptr.cast(),
+                QUEUE_LOCK_CLASS.as_raw(),
+            )
+        });
+        // SAFETY: `queue_data_ptr` came from `KBox::into_raw` above; on
+        // failure no queue points at it.
+        let queue_data = unsafe { KBox::from_raw(queue_data_ptr) };
+        let disk = disk?;
+        // INVARIANT: a disk from `__blk_mq_alloc_disk` on `tag_set` with
+        // `queue_data`, not added yet.
+        let mut this = GenDisk {
+            disk,
+            added: false,
+            queue_data,
+            _tag_set: tag_set,
+        };
+        this.set_name(name)?;
+        // SAFETY: the disk is new and not added: nothing else uses its
+        // settings yet; each call takes values checked above.
+        unsafe {
+            bindings::rust_helper_disk_set_fops(disk, &BLOCK_OPS);
+            let q = bindings::rust_helper_disk_queue(disk);
+            bindings::blk_queue_logical_block_size(q, self.logical_block_size);
+            bindings::blk_queue_physical_block_size(q, self.physical_block_size);
+            if let Some(sectors) = self.max_hw_sectors {
+                bindings::blk_queue_max_hw_sectors(q, sectors);
+            }
+            if let Some(segments) = self.max_segments {
+                bindings::blk_queue_max_segments(q, segments);
+            }
+            if let Some(mask) = self.virt_boundary {
+                bindings::blk_queue_virt_boundary(q, mask);
+            }
+            if let Some(mask) = dma_alignment {
+                bindings::blk_queue_dma_alignment(q, mask);
+            }
+            bindings::blk_queue_write_cache(q, self.write_cache, self.fua);
+            if !self.rotational {
+                bindings::rust_helper_blk_queue_set_nonrot(q);
+            }
+            bindings::set_capacity(disk, self.capacity_sectors);
+        }
+        // SAFETY: the disk is set up and not added yet.
+        to_result(unsafe { bindings::rust_helper_add_disk(disk) })?;
+        // INVARIANT: the disk is added now.
+        this.added = true;
+        Ok(this)
+    }
+    // ANCHOR_END: build
+}
+
+// ANCHOR: gen_disk
+/// A disk of the block layer: `/dev/NAME` while it lives. Dropping it
+/// removes the disk (`del_gendisk`, which waits for its requests to end)
+/// and frees it (`put_disk`).
+///
+/// # Invariants
+///
+/// `disk` comes from `__blk_mq_alloc_disk` on `_tag_set` with `queue_data`
+/// as its queue's `queuedata`; `added` says whether `add_disk` succeeded.
+/// The `GenDisk` holds the only reference the driver has on it.
+pub struct GenDisk<T: Operations> {
+    disk: *mut bindings::gendisk,
+    added: bool,
+    queue_data: KBox<T::QueueData>,
+    _tag_set: Arc<TagSet<T>>,
+}
+// ANCHOR_END: gen_disk
+
+// SAFETY: the disk may be removed from any thread; the queue data is
+// `Send + Sync`, and the tag set's `Arc` is `Send`.
+unsafe impl<T: Operations> Send for GenDisk<T> {}
+// SAFETY: `&GenDisk` only reads the queue data (`Sync`) and calls C
+// functions that synchronise themselves (freeze, quiesce, capacity).
+unsafe impl<T: Operations> Sync for GenDisk<T> {}
+
+impl<T: Operations> GenDisk<T> {
+    fn set_name(&mut self, name: fmt::Arguments<'_>) -> Result {
+        /// Writes into `disk_name`, keeping room for the final NUL.
+        struct NameWriter {
+            buf: *mut u8,
+            len: usize,
+            cap: usize,
+        }
+        impl Write for NameWriter {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                if s.len() > self.cap - 1 - self.len || s.as_bytes().contains(&0) {
+                    return Err(fmt::Error);
+                }
+                // SAFETY: `buf` has `cap` bytes, of which `len + s.len()
+                // < cap` are written (checked above).
+                unsafe {
+                    core::ptr::copy_nonoverlapping(s.as_ptr(), self.buf.add(self.len), s.len())
+                };
+                self.len += s.len();
+                Ok(())
+            }
+        }
+        let mut writer = NameWriter {
+            // SAFETY: the disk is live (type invariant); its name is a
+            // `char[DISK_NAME_LEN]` that nothing else writes before
+            // `add_disk`.
+            buf: unsafe { bindings::rust_helper_disk_name(self.disk) }.cast(),
+            len: 0,
+            cap: bindings::RUST_CONST_HELPER_DISK_NAME_LEN as usize,
+        };
+        if writer.write_fmt(name).is_err() || writer.len == 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: `len < cap` (kept by `write_str`).
+        unsafe { writer.buf.add(writer.len).write(0) };
+        Ok(())
+    }
+
+    /// The data given to [`GenDiskBuilder::build`].
+    pub fn queue_data(&self) -> &T::QueueData {
+        &self.queue_data
+    }
+
+    fn queue(&self) -> *mut bindings::request_queue {
+        // SAFETY: the disk is live (type invariant).
+        unsafe { bindings::rust_helper_disk_queue(self.disk) }
+    }
+
+    /// Changes the size, in 512-byte sectors (`set_capacity`).
+    pub fn set_capacity(&self, sectors: u64) {
+        // SAFETY: the disk is live (type invariant); the size is read
+        // atomically by the block layer.
+        unsafe { bindings::set_capacity(self.disk, sectors) };
+    }
+
+    /// Waits for every request of the disk to end and holds new ones back
+    /// (`blk_mq_freeze_queue`) until the guard is dropped.
+    pub fn freeze(&self) -> FrozenQueue<'_> {
+        // SAFETY: the queue is live while the disk is (type invariant);
+        // the guard unfreezes it once.
+        unsafe { bindings::blk_mq_freeze_queue(self.queue()) };
+        FrozenQueue {
+            queue: self.queue(),
+            _disk: core::marker::PhantomData,
+        }
+    }
+
+    /// Stops calls to `queue_rq` and waits for those running
+    /// (`blk_mq_quiesce_queue`) until the guard is dropped: requests the
+    /// device holds are unaffected (a controller reset's first step).
+    pub fn quiesce(&self) -> QuiescedQueue<'_> {
+        // SAFETY: as in `freeze`.
+        unsafe { bindings::blk_mq_quiesce_queue(self.queue()) };
+        QuiescedQueue {
+            queue: self.queue(),
+            _disk: core::marker::PhantomData,
+        }
+    }
+
+    /// The device is gone: fail all I/O to the disk from now on
+    /// (`blk_mark_disk_dead`), before it is dropped.
+    pub fn mark_dead(&self) {
+        // SAFETY: the disk is live (type invariant).
+        unsafe { bindings::blk_mark_disk_dead(self.disk) };
+    }
+}
+
+impl<T: Operations> Drop for GenDisk<T> {
+    fn drop(&mut self) {
+        if self.added {
+            // SAFETY: the disk was added (type invariant) and is deleted
+            // once; this waits for its requests and tears its queue down
+            // (the disk owns it), calling `exit_hctx`.
+            unsafe { bindings::del_gendisk(self.disk) };
+        }
+        // SAFETY: our reference, dropped once; an open of the disk may
+        // still hold another (and the module: the disk's `owner`).
+        unsafe { bindings::put_disk(self.disk) };
+        // Then the queue data and the tag set's `Arc` (fields), which no
+        // queue uses any more.
+    }
+}
+
+/// A frozen queue ([`GenDisk::freeze`]); unfrozen when dropped.
+pub struct FrozenQueue<'a> {
+    queue: *mut bindings::request_queue,
+    _disk: core::marker::PhantomData<&'a ()>,
+}
+
+impl Drop for FrozenQueue<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the queue was frozen by `freeze` and is live while the
+        // disk is borrowed.
+        unsafe { bindings::blk_mq_unfreeze_queue(self.queue) };
+    }
+}
+
+/// A quiesced queue ([`GenDisk::quiesce`]); unquiesced when dropped.
+pub struct QuiescedQueue<'a> {
+    queue: *mut bindings::request_queue,
+    _disk: core::marker::PhantomData<&'a ()>,
+}
+
+impl Drop for QuiescedQueue<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the queue was quiesced by `quiesce` and is live while the
+        // disk is borrowed.
+        unsafe { bindings::blk_mq_unquiesce_queue(self.queue) };
+    }
+}

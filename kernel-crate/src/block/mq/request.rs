@@ -1,0 +1,534 @@
+//! [`Request`]: one I/O request, owned by the driver until it gives it back.
+//!
+//! C header: [`include/linux/blk-mq.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/blk-mq.h)
+
+use core::marker::PhantomData;
+use core::mem::ManuallyDrop;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicU8, Ordering};
+
+use super::Operations;
+use crate::bindings;
+use crate::error::{code::EINVAL, Result};
+use crate::page::{Page, PAGE_SIZE};
+use crate::scatterlist::SgTable;
+
+// Who holds a request, kept in its `Pdu` (see `Request`'s invariants).
+/// blk-mq: not started, ended, or being requeued.
+const IDLE: u8 = 0;
+/// A `Request` handle.
+const OWNED: u8 = 1;
+/// The device: no handle exists; a claim by tag makes one.
+const IN_FLIGHT: u8 = 2;
+/// On its way to `Operations::complete`.
+const COMPLETING: u8 = 3;
+
+/// What blk-mq allocates behind each request for the driver (the `cmd_size`
+/// bytes that `blk_mq_rq_to_pdu` returns): who holds the request, and the
+/// driver's data.
+#[repr(C)]
+pub(crate) struct Pdu<T: Operations> {
+    state: AtomicU8,
+    data: T::RequestData,
+}
+
+impl<T: Operations> Pdu<T> {
+    pub(crate) fn new(data: T::RequestData) -> Self {
+        Pdu {
+            state: AtomicU8::new(IDLE),
+            data,
+        }
+    }
+}
+
+/// The holder state of request `rq`.
+///
+/// # Safety
+///
+/// `rq` is a live request of a tag set for `T` whose PDU is initialised.
+unsafe fn state<'a, T: Operations>(rq: *mut bindings::request) -> &'a AtomicU8 {
+    // SAFETY: the PDU is an initialised `Pdu<T>` (the caller guarantees
+    // it); the state is atomic, so a shared reference to it alone is fine
+    // while the data is borrowed elsewhere.
+    unsafe {
+        let pdu = bindings::rust_helper_blk_mq_rq_to_pdu(rq).cast::<Pdu<T>>();
+        &*ptr::addr_of!((*pdu).state)
+    }
+}
+
+/// Claims request `rq` for a new [`Request`] if the device holds it.
+///
+/// # Safety
+///
+/// As for [`state`].
+pub(crate) unsafe fn claim<T: Operations>(rq: *mut bindings::request) -> Option<Request<T>> {
+    // SAFETY: the caller guarantees that `rq` is live with a `Pdu<T>`.
+    let state = unsafe { state::<T>(rq) };
+    // Acquire: what the handle that put it in flight wrote is visible.
+    state
+        .compare_exchange(IN_FLIGHT, OWNED, Ordering::Acquire, Ordering::Relaxed)
+        .ok()?;
+    // INVARIANT: the state went from in flight to owned here: this is the
+    // only handle. The request stays allocated until it is ended, which
+    // takes this handle.
+    Some(Request {
+        // SAFETY: a live request is not null.
+        rq: unsafe { NonNull::new_unchecked(rq) },
+        _ops: PhantomData,
+    })
+}
+
+/// What a request asks for (`req_op`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Read sectors into the request's pages.
+    Read,
+    /// Write the request's pages to sectors.
+    Write,
+    /// Make the writes done so far durable (no data).
+    Flush,
+    /// The sectors' contents may be dropped (no data).
+    Discard,
+    /// Write zeroes to the sectors (no data).
+    WriteZeroes,
+    /// Any other operation, by its `REQ_OP_*` number.
+    Other(u32),
+}
+
+impl Op {
+    fn from_raw(op: u32) -> Op {
+        match op {
+            bindings::RUST_CONST_HELPER_REQ_OP_READ => Op::Read,
+            bindings::RUST_CONST_HELPER_REQ_OP_WRITE => Op::Write,
+            bindings::RUST_CONST_HELPER_REQ_OP_FLUSH => Op::Flush,
+            bindings::RUST_CONST_HELPER_REQ_OP_DISCARD => Op::Discard,
+            bindings::RUST_CONST_HELPER_REQ_OP_WRITE_ZEROES => Op::WriteZeroes,
+            other => Op::Other(other),
+        }
+    }
+}
+
+// ANCHOR: request
+/// A request the driver holds: it must give it back to blk-mq exactly once,
+/// and every way to do so consumes it (see [`super`]'s documentation).
+/// Dropping it ends it with an I/O error.
+///
+/// # Invariants
+///
+/// `rq` is a live request of a tag set for `T`, with an initialised
+/// `Pdu<T>`, whose state is `OWNED`; this `Request` is the only one for it.
+/// blk-mq does not free or reuse the request until it is given back.
+pub struct Request<T: Operations> {
+    rq: NonNull<bindings::request>,
+    _ops: PhantomData<T>,
+}
+// ANCHOR_END: request
+
+// SAFETY: a request may be ended on any CPU (blk-mq's completion paths run
+// on whichever CPU the interrupt arrives), and the handle gives access to
+// `T::RequestData`, which is `Send`.
+unsafe impl<T: Operations> Send for Request<T> {}
+
+impl<T: Operations> Request<T> {
+    /// Takes request `rq` over from blk-mq.
+    ///
+    /// # Safety
+    ///
+    /// `rq` is a live request of a tag set for `T` with an initialised
+    /// `Pdu<T>`, which blk-mq has just handed to the driver (`queue_rq`,
+    /// `complete`): no other `Request` exists for it.
+    pub(crate) unsafe fn take(rq: *mut bindings::request) -> Self {
+        // SAFETY: the caller guarantees that `rq` is live with a `Pdu<T>`.
+        unsafe { state::<T>(rq) }.store(OWNED, Ordering::Relaxed);
+        // INVARIANT: the caller guarantees that this is the only handle;
+        // the state is now `OWNED`.
+        Request {
+            // SAFETY: a live request is not null.
+            rq: unsafe { NonNull::new_unchecked(rq) },
+            _ops: PhantomData,
+        }
+    }
+
+    fn as_raw(&self) -> *mut bindings::request {
+        self.rq.as_ptr()
+    }
+
+    fn pdu(&self) -> *mut Pdu<T> {
+        // SAFETY: the request is live (type invariant).
+        unsafe { bindings::rust_helper_blk_mq_rq_to_pdu(self.as_raw()).cast() }
+    }
+
+    /// Gives the request up with its state set to `to` (`Release`: what
+    /// this handle wrote is visible to the next one).
+    fn release(self, to: u8) -> *mut bindings::request {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: the request is live with a `Pdu<T>` (type invariant).
+        unsafe { state::<T>(this.as_raw()) }.store(to, Ordering::Release);
+        this.as_raw()
+    }
+
+    /// The request's tag: its number within its hardware queue, what a
+    /// device's completion names it by ([`super::TagSet::tag_to_rq`]).
+    pub fn tag(&self) -> u32 {
+        // SAFETY: the request is live (type invariant).
+        let tag = unsafe { bindings::rust_helper_rq_tag(self.as_raw()) };
+        // A started request always has a driver tag (`>= 0`).
+        u32::try_from(tag).unwrap_or(u32::MAX)
+    }
+
+    /// The index of the request's hardware queue.
+    pub fn hctx_index(&self) -> u32 {
+        // SAFETY: the request is live (type invariant).
+        unsafe { bindings::rust_helper_rq_hctx_idx(self.as_raw()) }
+    }
+
+    /// What the request asks for.
+    pub fn op(&self) -> Op {
+        // SAFETY: the request is live (type invariant).
+        Op::from_raw(unsafe { bindings::rust_helper_req_op(self.as_raw()) })
+    }
+
+    /// The first sector (512 bytes each) the request covers (`blk_rq_pos`).
+    pub fn sector(&self) -> u64 {
+        // SAFETY: the request is live (type invariant).
+        unsafe { bindings::rust_helper_blk_rq_pos(self.as_raw()) }
+    }
+
+    /// How many bytes the request covers (`blk_rq_bytes`): 0 for a flush.
+    pub fn bytes(&self) -> u32 {
+        // SAFETY: the request is live (type invariant).
+        unsafe { bindings::rust_helper_blk_rq_bytes(self.as_raw()) }
+    }
+
+    /// How many physical segments its data has, after merging
+    /// (`blk_rq_nr_phys_segments`): at most the disk's `max_segments`.
+    pub fn nr_phys_segments(&self) -> u32 {
+        // SAFETY: the request is live (type invariant).
+        unsafe { bindings::rust_helper_blk_rq_nr_phys_segments(self.as_raw()) }
+    }
+
+    /// The driver's data of this request.
+    pub fn data(&self) -> &T::RequestData {
+        // SAFETY: the PDU's data is initialised (type invariant) and only
+        // this handle reaches it.
+        unsafe { &*ptr::addr_of!((*self.pdu()).data) }
+    }
+
+    /// The driver's data of this request, to change.
+    pub fn data_mut(&mut self) -> &mut T::RequestData {
+        // SAFETY: as in `data`; `&mut self` makes this the only access.
+        unsafe { &mut *ptr::addr_of_mut!((*self.pdu()).data) }
+    }
+
+    /// The request's data, one single-page segment at a time
+    /// (`rq_for_each_segment`); none for a request without data.
+    pub fn segments(&self) -> Segments<'_> {
+        let mut it = Segments {
+            // SAFETY: all-zero is a valid iterator state (no bio); `init`
+            // sets it.
+            it: unsafe { core::mem::zeroed() },
+            _rq: PhantomData,
+        };
+        // SAFETY: the request is live (type invariant) and its bios stay
+        // until it is ended, which needs `self`, borrowed by the iterator.
+        unsafe { bindings::rust_helper_rq_seg_iter_init(self.as_raw(), &mut it.it) };
+        it
+    }
+
+    /// Maps the request's data into `sg` (`blk_rq_map_sg`) and returns how
+    /// many entries it filled; `EINVAL` if the request has more segments
+    /// than `sg` has room for.
+    pub fn map_sg(&self, sg: &mut SgTable) -> Result<usize> {
+        // SAFETY: the request is live (type invariant).
+        unsafe { map_sg_raw(self.as_raw(), sg) }
+    }
+
+    /// [`map_sg`](Self::map_sg) into a table that is part of the request's
+    /// own data, which `select` picks out.
+    pub fn map_sg_with(
+        &mut self,
+        select: impl FnOnce(&mut T::RequestData) -> &mut SgTable,
+    ) -> Result<usize> {
+        let rq = self.as_raw();
+        let sg = select(self.data_mut());
+        // SAFETY: the request is live (type invariant); the mapping reads
+        // its bios, not the PDU that `sg` lives in.
+        unsafe { map_sg_raw(rq, sg) }
+    }
+
+    // ANCHOR: give_back
+    /// Ends the request with `status` (`blk_mq_end_request`): its data is
+    /// transferred (or failed) and its issuer is told.
+    pub fn end(self, status: Result) {
+        let status = match status {
+            Ok(()) => bindings::RUST_CONST_HELPER_BLK_STS_OK,
+            // SAFETY: any errno may be converted; unknown ones become
+            // `BLK_STS_IOERR`.
+            Err(e) => unsafe { bindings::errno_to_blk_status(e.to_errno()) },
+        };
+        let rq = self.release(IDLE);
+        // SAFETY: this was the only handle (type invariant): the request is
+        // the driver's to end, once.
+        unsafe { bindings::blk_mq_end_request(rq, status) };
+    }
+
+    /// Ends the request successfully.
+    pub fn end_ok(self) {
+        self.end(Ok(()));
+    }
+
+    /// Gives the request to [`Operations::complete`]
+    /// (`blk_mq_complete_request`), which blk-mq calls on the CPU that
+    /// issued it when it can (from an interrupt, this is how a driver
+    /// finishes a request off the interrupt's CPU).
+    pub fn complete(self) {
+        let rq = self.release(COMPLETING);
+        // SAFETY: this was the only handle; blk-mq calls `complete` once
+        // with the request, whose adapter takes it over.
+        unsafe { bindings::blk_mq_complete_request(rq) };
+    }
+
+    /// The device has the request now: no handle remains until one is
+    /// claimed by its tag ([`super::TagSet::tag_to_rq`]). Call this before
+    /// telling the device (ringing its doorbell), or its completion could
+    /// find the request still held.
+    pub fn into_in_flight(self) {
+        let _ = self.release(IN_FLIGHT);
+    }
+
+    /// Sends the request back to blk-mq to be queued again
+    /// (`blk_mq_requeue_request`), for example after a controller reset.
+    pub fn requeue(self) {
+        let rq = self.release(IDLE);
+        // SAFETY: this was the only handle: the request is the driver's to
+        // give back, once.
+        unsafe { bindings::blk_mq_requeue_request(rq, true) };
+    }
+
+    /// For [`Operations::queue_rq`]: the device cannot take the request
+    /// now (`BLK_STS_RESOURCE`); blk-mq queues it again later.
+    pub fn busy(self) -> Busy<T> {
+        Busy(self)
+    }
+    // ANCHOR_END: give_back
+
+    /// Gives the request back to blk-mq without ending it, for `queue_rq`'s
+    /// adapter when the driver answered [`Busy`].
+    pub(crate) fn into_idle(self) -> *mut bindings::request {
+        self.release(IDLE)
+    }
+}
+
+impl<T: Operations> Drop for Request<T> {
+    fn drop(&mut self) {
+        // SAFETY: the request is live with a `Pdu<T>` (type invariant).
+        unsafe { state::<T>(self.as_raw()) }.store(IDLE, Ordering::Release);
+        // SAFETY: this is the only handle, not used again: the request is
+        // the driver's to end, once.
+        unsafe {
+            bindings::blk_mq_end_request(self.as_raw(), bindings::RUST_CONST_HELPER_BLK_STS_IOERR)
+        };
+    }
+}
+
+/// Maps the data of `rq` into `sg`.
+///
+/// # Safety
+///
+/// `rq` is a live request that the caller holds.
+unsafe fn map_sg_raw(rq: *mut bindings::request, sg: &mut SgTable) -> Result<usize> {
+    // SAFETY: the caller guarantees that `rq` is live.
+    let segments = unsafe { bindings::rust_helper_blk_rq_nr_phys_segments(rq) } as usize;
+    if segments == 0 {
+        return Ok(0);
+    }
+    if segments > sg.capacity() {
+        return Err(EINVAL);
+    }
+    sg.reset(segments)?;
+    // SAFETY: `rq` is live; `sg` holds `segments` initialised entries,
+    // one list, and `blk_rq_map_sg` fills at most the request's physical
+    // segment count.
+    let mapped = unsafe { bindings::rust_helper_blk_rq_map_sg(rq, sg.as_raw()) };
+    let mapped = usize::try_from(mapped).map_err(|_| EINVAL)?.min(segments);
+    // SAFETY: the mapping just filled the first `mapped` entries of a
+    // table reset for `segments >= mapped`.
+    unsafe { sg.set_len(mapped) };
+    Ok(mapped)
+}
+
+/// What [`Operations::queue_rq`] returns when the device cannot take a
+/// request now: [`Request::busy`] makes it. blk-mq queues the request
+/// again later (`BLK_STS_RESOURCE`).
+pub struct Busy<T: Operations>(Request<T>);
+
+impl<T: Operations> Busy<T> {
+    pub(crate) fn into_request(self) -> Request<T> {
+        self.0
+    }
+}
+
+/// The single-page segments of a request's data ([`Request::segments`]).
+pub struct Segments<'a> {
+    it: bindings::rust_rq_seg_iter,
+    _rq: PhantomData<&'a ()>,
+}
+
+impl<'a> Iterator for Segments<'a> {
+    type Item = Segment<'a>;
+
+    fn next(&mut self) -> Option<Segment<'a>> {
+        let mut page = ptr::null_mut();
+        let (mut offset, mut len) = (0, 0);
+        // SAFETY: the iterator was set up on a request that stays held
+        // while `'a` lasts (see `Request::segments`).
+        let more = unsafe {
+            bindings::rust_helper_rq_seg_iter_next(&mut self.it, &mut page, &mut offset, &mut len)
+        };
+        // INVARIANT: a segment of a bio is within its page
+        // (`bio_iter_iovec` splits at page boundaries).
+        more.then_some(Segment {
+            page,
+            offset: offset as usize,
+            len: len as usize,
+            _rq: PhantomData,
+        })
+    }
+}
+
+/// A piece of a request's data within one page.
+///
+/// # Invariants
+///
+/// `page` is a page of a bio of a request held while `'a` lasts, and
+/// `offset + len <= PAGE_SIZE`.
+pub struct Segment<'a> {
+    page: *mut bindings::page,
+    offset: usize,
+    len: usize,
+    _rq: PhantomData<&'a ()>,
+}
+
+impl Segment<'_> {
+    /// The segment's length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the segment holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Copies `len` bytes between the segment, from byte `at` of it, and
+    /// `page`, from `page_offset`; `to_page` says which way. `EINVAL` if a
+    /// range does not fit.
+    fn copy(
+        &self,
+        at: usize,
+        page: &Page,
+        page_offset: usize,
+        len: usize,
+        to_page: bool,
+    ) -> Result {
+        if at.checked_add(len).is_none_or(|end| end > self.len)
+            || page_offset
+                .checked_add(len)
+                .is_none_or(|end| end > PAGE_SIZE)
+        {
+            return Err(EINVAL);
+        }
+        // SAFETY: both pages are live (type invariants of `Segment` and
+        // `Page`); each mapping covers its whole page.
+        unsafe {
+            let seg = bindings::rust_helper_kmap_local_page(self.page).cast::<u8>();
+            let other = bindings::rust_helper_kmap_local_page(page.as_raw()).cast::<u8>();
+            // The ranges are within their pages (checked above, and
+            // `offset + len <= PAGE_SIZE` by the invariant). `copy`, not
+            // `copy_nonoverlapping`: nothing stops a driver from pointing a
+            // request at its own page.
+            let seg_at = seg.add(self.offset + at);
+            let other_at = other.add(page_offset);
+            if to_page {
+                ptr::copy(seg_at, other_at, len);
+            } else {
+                ptr::copy(other_at, seg_at, len);
+            }
+            // Unmapped in the reverse order, as `kmap_local` requires.
+            bindings::rust_helper_kunmap_local(other.cast());
+            bindings::rust_helper_kunmap_local(seg.cast());
+        }
+        Ok(())
+    }
+
+    /// Copies `len` bytes of the segment, from byte `at` of it, into
+    /// `dst` at `dst_offset` (serving a write).
+    pub fn copy_to_page(&self, at: usize, dst: &Page, dst_offset: usize, len: usize) -> Result {
+        self.copy(at, dst, dst_offset, len, true)
+    }
+
+    /// Copies `len` bytes of `src` from `src_offset` into the segment, at
+    /// byte `at` of it (serving a read).
+    pub fn copy_from_page(&self, at: usize, src: &Page, src_offset: usize, len: usize) -> Result {
+        self.copy(at, src, src_offset, len, false)
+    }
+}
+
+/// A request that timed out ([`Operations::timeout`]): the device may still
+/// hold it, or a handle may exist elsewhere (a completion running now).
+///
+/// # Invariants
+///
+/// `rq` is a live request of a tag set for `T`, with an initialised
+/// `Pdu<T>`, and blk-mq holds a reference on it while `'a` lasts.
+pub struct TimedOut<'a, T: Operations> {
+    rq: *mut bindings::request,
+    _ops: PhantomData<(&'a (), T)>,
+}
+
+impl<T: Operations> TimedOut<'_, T> {
+    /// # Safety
+    ///
+    /// `rq` is a live request of a tag set for `T`, with an initialised
+    /// `Pdu<T>`, and stays so while the result lives.
+    pub(crate) unsafe fn new(rq: *mut bindings::request) -> Self {
+        // INVARIANT: the caller guarantees it.
+        TimedOut {
+            rq,
+            _ops: PhantomData,
+        }
+    }
+
+    /// The request's tag.
+    pub fn tag(&self) -> u32 {
+        // SAFETY: the request is live (type invariant).
+        let tag = unsafe { bindings::rust_helper_rq_tag(self.rq) };
+        u32::try_from(tag).unwrap_or(u32::MAX)
+    }
+
+    /// The index of the request's hardware queue.
+    pub fn hctx_index(&self) -> u32 {
+        // SAFETY: the request is live (type invariant).
+        unsafe { bindings::rust_helper_rq_hctx_idx(self.rq) }
+    }
+
+    /// What the request asks for.
+    pub fn op(&self) -> Op {
+        // SAFETY: the request is live (type invariant).
+        Op::from_raw(unsafe { bindings::rust_helper_req_op(self.rq) })
+    }
+
+    /// The first sector the request covers.
+    pub fn sector(&self) -> u64 {
+        // SAFETY: the request is live (type invariant).
+        unsafe { bindings::rust_helper_blk_rq_pos(self.rq) }
+    }
+
+    /// Takes the request from the device, if the device holds it (no
+    /// handle exists): to end it with an error, say, and answer
+    /// [`TimeoutAction::Done`](super::TimeoutAction::Done).
+    pub fn claim(&self) -> Option<Request<T>> {
+        // SAFETY: the request is live with a `Pdu<T>` (type invariant).
+        unsafe { claim::<T>(self.rq) }
+    }
+}
