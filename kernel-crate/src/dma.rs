@@ -1,6 +1,7 @@
 //! DMA: memory the device reads and writes by bus address. The DMA mask,
-//! coherent allocations (queues, identify buffers) and a pool of small
-//! coherent blocks (PRP lists).
+//! coherent allocations (queues, identify buffers), a pool of small
+//! coherent blocks (PRP lists), and scatterlists mapped for a device (a
+//! request's pages).
 //!
 //! C headers: [`include/linux/dma-mapping.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/dma-mapping.h),
 //! [`include/linux/dmapool.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/dmapool.h)
@@ -21,6 +22,7 @@ use crate::alloc::Flags;
 use crate::bindings;
 use crate::device::{Device, DeviceRef};
 use crate::error::{code::EINVAL, code::ENOMEM, code::ERANGE, to_result, Result};
+use crate::scatterlist::SgTable;
 use crate::sync::Arc;
 
 /// A bus address, as the device sees memory (`dma_addr_t`).
@@ -317,5 +319,134 @@ impl<T: Element> Drop for PoolBlock<T> {
                 self.handle,
             )
         };
+    }
+}
+
+/// Which way the data of a streaming mapping goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// The device reads it (a write to a disk).
+    ToDevice,
+    /// The device writes it (a read from a disk).
+    FromDevice,
+    /// Both.
+    Bidirectional,
+}
+
+impl Direction {
+    fn as_raw(self) -> bindings::dma_data_direction {
+        match self {
+            Direction::ToDevice => bindings::DMA_TO_DEVICE,
+            Direction::FromDevice => bindings::DMA_FROM_DEVICE,
+            Direction::Bidirectional => bindings::DMA_BIDIRECTIONAL,
+        }
+    }
+}
+
+// ANCHOR: sg_mapping
+/// A scatterlist mapped for a device (`dma_map_sg`): the device may use
+/// its entries' bus addresses until [`unmap`](Self::unmap) gives the table
+/// back. The mapping owns the table, so nothing can refill or reuse it
+/// while the device may still touch its pages.
+///
+/// # Invariants
+///
+/// The first `table.len()` entries of `table` are mapped for `dev` in
+/// direction `dir`, which made `dma_count` DMA segments.
+pub struct SgMapping {
+    table: SgTable,
+    dev: DeviceRef,
+    dir: Direction,
+    dma_count: usize,
+}
+// ANCHOR_END: sg_mapping
+
+/// A failed [`SgMapping::new`]: the error, and the table back.
+pub struct MapSgError {
+    /// Why it failed.
+    pub error: crate::error::Error,
+    /// The table, as it was.
+    pub table: SgTable,
+}
+
+impl SgMapping {
+    /// Maps the filled entries of `table` for `dev` (after
+    /// [`Request::map_sg`](crate::block::mq::Request::map_sg)).
+    pub fn new(dev: &Device, mut table: SgTable, dir: Direction) -> Result<Self, MapSgError> {
+        let Ok(nents) = core::ffi::c_int::try_from(table.len()) else {
+            return Err(MapSgError {
+                error: EINVAL,
+                table,
+            });
+        };
+        if nents == 0 {
+            return Err(MapSgError {
+                error: EINVAL,
+                table,
+            });
+        }
+        // SAFETY: the device is alive; the table's first `nents` entries
+        // are an initialised, filled scatterlist (type invariants of
+        // `SgTable`) that this mapping owns until it is unmapped.
+        let count = unsafe {
+            bindings::dma_map_sg_attrs(dev.as_raw(), table.as_raw(), nents, dir.as_raw(), 0)
+        };
+        if count == 0 {
+            return Err(MapSgError {
+                error: ENOMEM,
+                table,
+            });
+        }
+        // INVARIANT: just mapped, `count` DMA segments.
+        Ok(SgMapping {
+            table,
+            dev: DeviceRef::new(dev),
+            dir,
+            dma_count: count as usize,
+        })
+    }
+
+    /// The DMA segments, in order: each one's bus address and length.
+    pub fn iter(&self) -> impl Iterator<Item = (DmaAddress, u32)> + '_ {
+        (self.table.iter())
+            .take(self.dma_count)
+            .map(|e| (e.dma_address(), e.dma_len()))
+    }
+
+    /// How many DMA segments.
+    pub fn len(&self) -> usize {
+        self.dma_count
+    }
+
+    /// Whether there is none: never, a mapping has at least one.
+    pub fn is_empty(&self) -> bool {
+        self.dma_count == 0
+    }
+
+    /// Unmaps the entries (the device must be done with them) and gives
+    /// the table back.
+    pub fn unmap(self) -> SgTable {
+        let mut this = core::mem::ManuallyDrop::new(self);
+        this.unmap_in_place();
+        // SAFETY: `this` is never used or dropped again; each field is
+        // read out once.
+        let (table, _dev) = unsafe { (core::ptr::read(&this.table), core::ptr::read(&this.dev)) };
+        table
+    }
+
+    fn unmap_in_place(&mut self) {
+        // `new` checked that the length fits.
+        let nents = self.table.len() as core::ffi::c_int;
+        let sg = self.table.as_raw();
+        // SAFETY: mapped with these arguments (type invariants), unmapped
+        // once: `unmap` consumes the mapping and `Drop` runs only without
+        // it.
+        unsafe { bindings::dma_unmap_sg_attrs(self.dev.as_raw(), sg, nents, self.dir.as_raw(), 0) };
+    }
+}
+
+impl Drop for SgMapping {
+    fn drop(&mut self) {
+        self.unmap_in_place();
     }
 }

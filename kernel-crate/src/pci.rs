@@ -6,8 +6,8 @@
 //! A driver implements [`Driver`] and keeps a [`Registration`] for as long
 //! as the module is loaded. The PCI core calls [`Driver::probe`] for every
 //! function whose ids match the table; what `probe` returns is kept with
-//! the function and handed to [`Driver::remove`], then dropped, when the
-//! function is unbound (a `rmmod`, a sysfs `unbind`, hot removal).
+//! the function and handed to [`Driver::remove`] when the function is
+//! unbound (a `rmmod`, a sysfs `unbind`, hot removal).
 
 use core::ffi::{c_int, CStr};
 use core::marker::PhantomData;
@@ -115,9 +115,12 @@ pub trait Driver: 'static {
     /// function unbound. May sleep.
     fn probe(dev: &Device, id: &DeviceId, context: &Self::Context) -> Result<Self::Data>;
 
-    /// Stops the device before `data` is dropped: the function is being
-    /// unbound. May sleep.
-    fn remove(_dev: &Device, _data: &Self::Data) {}
+    /// The function is being unbound: stops the device and drops `data`,
+    /// in the order the driver chooses (by default, just drops it). May
+    /// sleep.
+    fn remove(_dev: &Device, data: Self::Data) {
+        drop(data);
+    }
 }
 // ANCHOR_END: driver
 
@@ -380,8 +383,7 @@ unsafe extern "C" fn remove_callback<T: Driver>(pdev: *mut bindings::pci_dev) {
     // runs once per probe: the box is taken back exactly once.
     let data =
         unsafe { KBox::<T::Data>::from_raw(bindings::rust_helper_pci_get_drvdata(pdev).cast()) };
-    T::remove(&dev, &data);
-    drop(data);
+    T::remove(&dev, KBox::into_inner(data));
     // SAFETY: the function is alive; the pointer is no longer valid.
     unsafe { bindings::rust_helper_pci_set_drvdata(pdev, core::ptr::null_mut()) };
 }
