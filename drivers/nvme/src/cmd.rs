@@ -17,8 +17,20 @@ pub(crate) mod admin {
     pub(crate) const CREATE_CQ: u8 = 0x05;
     /// Identify.
     pub(crate) const IDENTIFY: u8 = 0x06;
+    /// Abort.
+    pub(crate) const ABORT: u8 = 0x08;
     /// Set features.
     pub(crate) const SET_FEATURES: u8 = 0x09;
+}
+
+/// I/O opcodes (NVM command set).
+pub(crate) mod io {
+    /// Flush the volatile write cache.
+    pub(crate) const FLUSH: u8 = 0x00;
+    /// Write.
+    pub(crate) const WRITE: u8 = 0x01;
+    /// Read.
+    pub(crate) const READ: u8 = 0x02;
 }
 
 /// Identify's CNS values.

@@ -1,5 +1,6 @@
 //! NVMe in Rust: the PCI driver `rnvme`, for QEMU's NVMe controller
-//! (`1b36:0010`) and any function of the NVMe class.
+//! (`1b36:0010`) and any function of the NVMe class, with one disk
+//! `rnvmeXnY` per namespace.
 //!
 //! Debian's C `nvme` driver matches the same functions: a function is
 //! bound to one of them at a time, chosen with sysfs `driver_override`,
@@ -8,27 +9,37 @@
 //! Probe brings the controller up: disable it, put the admin queue pair in
 //! coherent memory, enable it and wait for it to be ready (both with the
 //! time-out CAP.TO gives), identify the controller and its namespaces, ask
-//! for one I/O queue pair per CPU, and create the pairs it grants, each
-//! with an MSI-X vector of its own. Admin commands are polled: they are
-//! few, and all made from probe and remove. Remove deletes the I/O queues
-//! and shuts the controller down (CC.SHN) before anything is freed.
+//! for one I/O queue pair per CPU, create the pairs it grants, each with
+//! an MSI-X vector of its own, and add the disks (see `blk.rs` for the
+//! I/O path). Admin commands are polled: they are few, and all made from
+//! probe, remove and the timeout path. Remove deletes the disks (which
+//! waits for their requests), then the I/O queues, and shuts the
+//! controller down (CC.SHN) before anything is freed.
+//!
+//! Not done: shadow doorbells (the C driver uses them when the controller
+//! offers them, as QEMU's does), a controller reset (a request that times
+//! out after its abort is failed, its pages left mapped), polled queues.
 
 #![no_std]
 
 use core::ffi::CStr;
 use core::pin::Pin;
 
+use kernel::block::mq::{GenDisk, GenDiskBuilder, TagSet, TagSetOptions};
 use kernel::delay::{usleep_range, Jiffies};
 use kernel::dma::{self, CoherentAllocation};
 use kernel::ida::{self, Ida};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
-use kernel::{c_str, cpu, irq, new_mutex, pci};
+use kernel::{c_str, cpu, irq, new_mutex, pci, pin_init};
 
+mod blk;
 mod cmd;
+mod prp;
 mod queue;
 mod regs;
 
+use blk::{IoIrq, IoShared, NsData, NvmeOps};
 use cmd::{admin, cns, feature, Command};
 use queue::Queue;
 use regs::Cap;
@@ -43,10 +54,17 @@ module! {
 
 /// Entries of the admin queue pair.
 const ADMIN_DEPTH: u16 = 32;
-/// Entries of each I/O queue pair (at most CAP.MQES + 1).
+/// Entries of each I/O queue pair (at most CAP.MQES + 1). The tag set
+/// holds one request fewer: a full queue has one empty slot.
 const IO_DEPTH: u16 = 256;
 /// How long an admin command may take: as the C driver's default.
 const ADMIN_TIMEOUT_MS: u32 = 60_000;
+/// How long an I/O command may take: as the C driver's default.
+const IO_TIMEOUT_MS: u32 = 30_000;
+/// The largest transfer, whatever MDTS allows: as the C driver's.
+const MAX_TRANSFER: u64 = 4 << 20;
+/// The most segments of one request: as the C driver's.
+const MAX_SEGMENTS: usize = 127;
 
 /// The module: the registered PCI driver.
 struct RNvme {
@@ -74,34 +92,45 @@ struct Namespace {
     block_shift: u32,
 }
 
-/// An I/O queue pair and its interrupt (dropped first: `free_irq` waits
-/// for the handler before the queue can go).
-struct IoQueue {
-    _irq: Pin<KBox<irq::Registration<Arc<Queue>>>>,
-    queue: Arc<Queue>,
-}
-
-// ANCHOR: controller
-/// One bound controller. Fields drop in order: interrupts before the
-/// vectors, queue memory after remove has stopped the controller.
-struct Controller {
-    io_queues: KVec<IoQueue>,
-    vectors: Arc<irq::Vectors>,
-    admin: Pin<KBox<Mutex<AdminQueue>>>,
-    namespaces: KVec<Namespace>,
+// ANCHOR: admin
+/// The registers and the admin queue: what probe, remove and the timeout
+/// path use.
+pub(crate) struct Admin {
+    pub(crate) pdev: pci::Device,
     bar: Arc<regs::Bar>,
     cap: Cap,
-    pdev: pci::Device,
-    /// `N` in the disks' names, `rnvmeNnM`.
+    /// One admin command at a time.
+    queue: Mutex<AdminQueue>,
+    /// `X` in the disks' names, `rnvmeXnY`.
     instance: ida::Id,
 }
-// ANCHOR_END: controller
 
-/// The admin queue pair, behind a mutex: one admin command at a time.
+/// The admin queue pair and the next command identifier.
 struct AdminQueue {
     queue: Arc<Queue>,
     next_cid: u16,
 }
+// ANCHOR_END: admin
+
+/// An I/O queue pair's interrupt (dropped first: `free_irq` waits for
+/// the handler, which uses the queue).
+struct IoQueue {
+    _irq: Pin<KBox<irq::Registration<IoIrq>>>,
+    queue: Arc<Queue>,
+}
+
+// ANCHOR: controller
+/// One bound controller. `remove` takes it apart in order: disks, I/O
+/// queues, shutdown; then the memory goes.
+struct Controller {
+    disks: KVec<GenDisk<NvmeOps>>,
+    io_queues: KVec<IoQueue>,
+    shared: Option<Arc<IoShared>>,
+    vectors: Option<Arc<irq::Vectors>>,
+    namespaces: KVec<Namespace>,
+    admin: Arc<Admin>,
+}
+// ANCHOR_END: controller
 
 /// The device's name, for messages.
 fn name(pdev: &pci::Device) -> &str {
@@ -149,20 +178,43 @@ impl pci::Driver for NvmeDriver {
             // This driver's PRPs assume 4 KiB memory pages.
             return Err(ENODEV);
         }
-        let admin = Queue::new(pdev.as_dev(), &bar, 0, ADMIN_DEPTH, cap.doorbell_stride())?;
+        let queue = Queue::new(pdev.as_dev(), &bar, 0, ADMIN_DEPTH, cap.doorbell_stride())?;
+        let (owner, regs) = (pdev.clone(), bar.clone());
+        let admin = Arc::pin_init(
+            pin_init!(Admin {
+                pdev <- owner,
+                bar <- regs,
+                cap <- cap,
+                queue <- new_mutex!(AdminQueue { queue, next_cid: 0 }),
+                instance <- instance,
+            }),
+            GFP_KERNEL,
+        )?;
         disable(&bar, cap)?;
-        let result = bring_up(pdev, bar.clone(), cap, admin, instance);
-        if result.is_err() {
-            // The controller may hold addresses of memory about to be
-            // freed: stop it first.
-            let _ = disable(&bar, cap);
+        let mut ctrl = Controller {
+            disks: KVec::new(),
+            io_queues: KVec::new(),
+            shared: None,
+            vectors: None,
+            namespaces: KVec::new(),
+            admin,
+        };
+        match ctrl.bring_up() {
+            Ok(()) => Ok(ctrl),
+            Err(e) => {
+                ctrl.take_down();
+                Err(e)
+            }
         }
-        result
     }
 
-    fn remove(pdev: &pci::Device, ctrl: &Controller) {
-        ctrl.shutdown();
-        pr_info!("{}: rnvme{}: removed\n", name(pdev), ctrl.instance.id());
+    fn remove(pdev: &pci::Device, mut ctrl: Controller) {
+        ctrl.take_down();
+        pr_info!(
+            "{}: rnvme{}: removed\n",
+            name(pdev),
+            ctrl.admin.instance.id()
+        );
     }
 }
 // ANCHOR_END: driver
@@ -174,9 +226,12 @@ fn wait_status(bar: &regs::Bar, cap: Cap, mask: u32, value: u32) -> Result {
     let deadline = Jiffies::now().after_ms(cap.timeout_ms().max(500));
     loop {
         let csts = bar.read32::<{ regs::CSTS }>();
-        if csts == u32::MAX || csts & regs::CSTS_CFS != 0 && mask != regs::CSTS_SHST_MASK {
+        if csts == u32::MAX {
             // All ones: the device is gone.
             return Err(ENODEV);
+        }
+        if csts & regs::CSTS_CFS != 0 && mask == regs::CSTS_RDY && value != 0 {
+            return Err(EIO);
         }
         if csts & mask == value {
             return Ok(());
@@ -210,7 +265,8 @@ fn enable(bar: &regs::Bar, cap: Cap, admin: &Queue) -> Result {
 }
 // ANCHOR_END: enable
 
-/// Reads `len` bytes of `buf` from `start` as text, trailing spaces cut.
+/// Reads `out.len()` bytes of `buf` from `start` as text, trailing spaces
+/// cut.
 fn ascii<'a>(buf: &CoherentAllocation<u8>, start: usize, out: &'a mut [u8]) -> &'a str {
     for (i, byte) in out.iter_mut().enumerate() {
         *byte = buf.read(start + i).unwrap_or(b' ');
@@ -228,64 +284,19 @@ fn le<const N: usize>(buf: &CoherentAllocation<u8>, start: usize) -> u64 {
     })
 }
 
-// ANCHOR: bring_up
-/// Everything after the controller was disabled: on error the caller
-/// disables it again before what it was given is freed.
-fn bring_up(
-    pdev: &pci::Device,
-    bar: Arc<regs::Bar>,
-    cap: Cap,
-    admin: Arc<Queue>,
-    instance: ida::Id,
-) -> Result<Controller> {
-    enable(&bar, cap, &admin)?;
-    // One vector for the admin queue (polled, so it gets no handler) and
-    // one for each I/O queue, one I/O queue per CPU.
-    let want = cpu::num_online_cpus().clamp(1, 64);
-    let vectors = irq::Vectors::alloc_msix(pdev, 2, want + 1)?;
-    let mut ctrl = Controller {
-        io_queues: KVec::new(),
-        vectors,
-        admin: KBox::pin_init(
-            new_mutex!(AdminQueue {
-                queue: admin,
-                next_cid: 0,
-            }),
-            GFP_KERNEL,
-        )?,
-        namespaces: KVec::new(),
-        bar,
-        cap,
-        pdev: pdev.clone(),
-        instance,
-    };
-    let page = CoherentAllocation::<u8>::alloc(pdev.as_dev(), 4096, GFP_KERNEL)?;
-    let nn = ctrl.identify_controller(&page)?;
-    ctrl.identify_namespaces(&page, nn)?;
-    let granted = ctrl.set_queue_count(want)?;
-    let count = granted.min(ctrl.vectors.count() - 1);
-    ctrl.create_io_queues(count)?;
-    pr_info!(
-        "{}: {} I/O queue pairs of {} entries ({} wanted, {} granted)\n",
-        name(pdev),
-        ctrl.io_queues.len(),
-        IO_DEPTH,
-        want,
-        granted
-    );
-    Ok(ctrl)
-}
-// ANCHOR_END: bring_up
+impl Admin {
+    fn name(&self) -> &str {
+        name(&self.pdev)
+    }
 
-impl Controller {
     // ANCHOR: admin_command
     /// Runs an admin command and polls for its completion; returns its
     /// result dword. `EIO` if the controller reports an error,
     /// `ETIMEDOUT` if it does not answer in time.
-    fn admin_command(&self, cmd: Command) -> Result<u32> {
-        let mut admin = self.admin.lock();
+    fn command(&self, cmd: Command) -> Result<u32> {
+        let mut admin = self.queue.lock();
         let cid = admin.next_cid;
-        admin.next_cid = admin.next_cid.wrapping_add(1);
+        admin.next_cid = admin.next_cid.wrapping_add(1) % ADMIN_DEPTH;
         admin.queue.submit(&cmd.with_cid(cid))?;
         let deadline = Jiffies::now().after_ms(ADMIN_TIMEOUT_MS);
         loop {
@@ -299,7 +310,7 @@ impl Controller {
                 if cqe.status != 0 {
                     pr_err!(
                         "{}: admin command {:#04x} failed: status {:#x}\n",
-                        name(&self.pdev),
+                        self.name(),
                         cmd.0[0] & 0xff,
                         cqe.status
                     );
@@ -310,7 +321,7 @@ impl Controller {
             if deadline.has_passed() {
                 pr_err!(
                     "{}: admin command {:#04x} timed out\n",
-                    name(&self.pdev),
+                    self.name(),
                     cmd.0[0] & 0xff
                 );
                 return Err(ETIMEDOUT);
@@ -320,30 +331,84 @@ impl Controller {
     }
     // ANCHOR_END: admin_command
 
+    /// Asks the controller to abort command `cid` of submission queue
+    /// `sqid`.
+    pub(crate) fn abort(&self, sqid: u16, cid: u16) -> Result {
+        self.command(Command::new(admin::ABORT).cdw(10, (u32::from(cid) << 16) | u32::from(sqid)))
+            .map(drop)
+    }
+
+    /// Deletes I/O submission or completion queue `qid`.
+    fn delete_queue(&self, opcode: u8, qid: u16) -> Result {
+        self.command(Command::new(opcode).cdw(10, qid.into()))
+            .map(drop)
+    }
+}
+
+impl Controller {
+    fn name(&self) -> &str {
+        self.admin.name()
+    }
+
+    // ANCHOR: bring_up
+    /// Everything after the controller was disabled. On error, the caller
+    /// takes down what was set up.
+    fn bring_up(&mut self) -> Result {
+        let admin = self.admin.clone();
+        enable(&admin.bar, admin.cap, &admin.queue.lock().queue)?;
+        let page = CoherentAllocation::<u8>::alloc(admin.pdev.as_dev(), 4096, GFP_KERNEL)?;
+        let (nn, max_transfer) = self.identify_controller(&page)?;
+        self.identify_namespaces(&page, nn)?;
+        // One I/O queue per CPU, each with a vector; the admin queue has
+        // vector 0 (polled, it gets no handler).
+        let want = cpu::num_online_cpus().clamp(1, 64);
+        let granted = self.set_queue_count(want)?;
+        let vectors = irq::Vectors::alloc_msix(&admin.pdev, 2, granted + 1)?;
+        let count = granted.min(vectors.count() - 1);
+        self.create_io_queues(&vectors, count, max_transfer)?;
+        self.vectors = Some(vectors);
+        pr_info!(
+            "{}: {} I/O queue pairs of {} entries ({} wanted, {} granted)\n",
+            self.name(),
+            self.io_queues.len(),
+            IO_DEPTH,
+            want,
+            granted
+        );
+        self.add_disks(max_transfer)
+    }
+    // ANCHOR_END: bring_up
+
     /// Identify Controller: prints the model, serial number and largest
-    /// transfer; returns the number of namespaces.
-    fn identify_controller(&self, page: &CoherentAllocation<u8>) -> Result<u32> {
-        self.admin_command(Command::identify(cns::CONTROLLER, 0, page.dma_handle()))?;
+    /// transfer; returns the number of namespaces and the largest transfer
+    /// in bytes.
+    fn identify_controller(&self, page: &CoherentAllocation<u8>) -> Result<(u32, u64)> {
+        self.admin
+            .command(Command::identify(cns::CONTROLLER, 0, page.dma_handle()))?;
         let (mut model, mut serial, mut firmware) = ([0u8; 40], [0u8; 20], [0u8; 8]);
         let mdts = le::<1>(page, 77);
         let nn = le::<4>(page, 516) as u32;
-        let max_transfer_kib = if mdts == 0 { 0 } else { 4u64 << mdts };
+        let max_transfer = if mdts == 0 || mdts > 20 {
+            MAX_TRANSFER
+        } else {
+            (prp::PAGE_SIZE << mdts).min(MAX_TRANSFER)
+        };
         pr_info!(
             "{}: model '{}', serial '{}', firmware '{}', max transfer {} KiB, {} namespace(s)\n",
-            name(&self.pdev),
+            self.name(),
             ascii(page, 24, &mut model),
             ascii(page, 4, &mut serial),
             ascii(page, 64, &mut firmware),
-            max_transfer_kib,
+            max_transfer >> 10,
             nn
         );
-        Ok(nn)
+        Ok((nn, max_transfer))
     }
 
     /// Identify Namespace for each active namespace (from the active
     /// namespace list: up to 1024, of at most `nn`).
     fn identify_namespaces(&mut self, page: &CoherentAllocation<u8>, nn: u32) -> Result {
-        self.admin_command(Command::identify(
+        self.admin.command(Command::identify(
             cns::ACTIVE_NAMESPACES,
             0,
             page.dma_handle(),
@@ -357,36 +422,31 @@ impl Controller {
             ids.push(id, GFP_KERNEL)?;
         }
         for &id in ids.iter() {
-            self.admin_command(Command::identify(cns::NAMESPACE, id, page.dma_handle()))?;
+            self.admin
+                .command(Command::identify(cns::NAMESPACE, id, page.dma_handle()))?;
             let blocks = le::<8>(page, 0);
             if blocks == 0 {
                 continue;
             }
             let format = le::<1>(page, 26) as usize & 0xf;
             let block_shift = le::<1>(page, 128 + 4 * format + 2) as u32;
-            if !(9..=16).contains(&block_shift) {
+            if !(9..=12).contains(&block_shift) {
                 pr_warn!(
                     "{}: namespace {}: block size 2^{} not supported\n",
-                    name(&self.pdev),
+                    self.name(),
                     id,
                     block_shift
                 );
                 continue;
             }
-            let ns = Namespace {
-                id,
-                blocks,
-                block_shift,
-            };
-            pr_info!(
-                "{}: namespace {}: {} blocks of {} bytes ({} MiB)\n",
-                name(&self.pdev),
-                ns.id,
-                ns.blocks,
-                1u32 << ns.block_shift,
-                (ns.blocks << ns.block_shift) >> 20
-            );
-            self.namespaces.push(ns, GFP_KERNEL)?;
+            self.namespaces.push(
+                Namespace {
+                    id,
+                    blocks,
+                    block_shift,
+                },
+                GFP_KERNEL,
+            )?;
         }
         Ok(())
     }
@@ -395,7 +455,7 @@ impl Controller {
     /// completion queues, returns how many pairs the controller grants.
     fn set_queue_count(&self, want: u32) -> Result<u32> {
         let n = want - 1;
-        let result = self.admin_command(
+        let result = self.admin.command(
             Command::new(admin::SET_FEATURES)
                 .cdw(10, feature::NUM_QUEUES)
                 .cdw(11, (n << 16) | n),
@@ -408,55 +468,93 @@ impl Controller {
 
     // ANCHOR: create_io_queues
     /// Creates I/O queue pairs 1 to `count`, pair `n` interrupting on
-    /// vector `n`.
-    fn create_io_queues(&mut self, count: u32) -> Result {
-        let depth = IO_DEPTH.min(self.cap.max_queue_entries().min(4096) as u16);
+    /// vector `n`, and the tag set whose hardware queues they are.
+    fn create_io_queues(
+        &mut self,
+        vectors: &Arc<irq::Vectors>,
+        count: u32,
+        max_transfer: u64,
+    ) -> Result {
+        let admin = self.admin.clone();
+        let dev = admin.pdev.as_dev();
+        let depth = IO_DEPTH.min(admin.cap.max_queue_entries().min(4096) as u16);
+        let mut queues = KVec::with_capacity(count as usize, GFP_KERNEL)?;
         for qid in 1..=count as u16 {
-            let queue = Queue::new(
-                self.pdev.as_dev(),
-                &self.bar,
-                qid,
-                depth,
-                self.cap.doorbell_stride(),
-            )?;
+            let queue = Queue::new(dev, &admin.bar, qid, depth, admin.cap.doorbell_stride())?;
+            queues.push(queue, GFP_KERNEL)?;
+        }
+        let pool = dma::Pool::new(
+            dev,
+            c_str!("rnvme prp"),
+            prp::LIST_ENTRIES,
+            prp::PAGE_SIZE as usize,
+            0,
+        )?;
+        let shared_admin = admin.clone();
+        let shared = Arc::pin_init(
+            pin_init!(IoShared {
+                queues <- queues,
+                pool <- pool,
+                admin <- shared_admin,
+                max_segments <- MAX_SEGMENTS,
+                max_lists <- prp::lists_for(max_transfer),
+                tag_set <- new_mutex!(None),
+            }),
+            GFP_KERNEL,
+        )?;
+        self.shared = Some(shared.clone());
+        let tag_set = TagSet::new(
+            TagSetOptions {
+                nr_hw_queues: count,
+                queue_depth: u32::from(depth) - 1,
+                numa_node: None,
+                should_merge: true,
+                timeout_ms: IO_TIMEOUT_MS,
+            },
+            shared.clone(),
+        )?;
+        *shared.tag_set.lock() = Some(tag_set.clone());
+        for queue in shared.queues.iter() {
+            let qid = queue.qid;
             let size = u32::from(depth - 1) << 16;
             // The completion queue first: physically contiguous (PC),
             // interrupts enabled (IEN) on vector `qid`.
-            self.admin_command(
+            admin.command(
                 Command::new(admin::CREATE_CQ)
                     .prp(queue.cq_dma(), 0)
                     .cdw(10, size | u32::from(qid))
                     .cdw(11, (u32::from(qid) << 16) | 0b11),
             )?;
-            let irq = match irq::Registration::new(
-                &self.vectors,
-                qid.into(),
-                c_str!("rnvme"),
-                queue.clone(),
-            ) {
+            let handler = IoIrq {
+                queue: queue.clone(),
+                tag_set: tag_set.clone(),
+            };
+            let irq = match irq::Registration::new(vectors, qid.into(), c_str!("rnvme"), handler) {
                 Ok(irq) => irq,
                 Err(e) => {
-                    let _ = self.delete_queue(admin::DELETE_CQ, qid);
+                    let _ = admin.delete_queue(admin::DELETE_CQ, qid);
                     return Err(e);
                 }
             };
             // Then the submission queue, feeding completion queue `qid`.
-            let created = self.admin_command(
+            let created = admin.command(
                 Command::new(admin::CREATE_SQ)
                     .prp(queue.sq_dma(), 0)
                     .cdw(10, size | u32::from(qid))
                     .cdw(11, (u32::from(qid) << 16) | 1),
             );
             if let Err(e) = created {
-                let _ = self.delete_queue(admin::DELETE_CQ, qid);
+                drop(irq);
+                let _ = admin.delete_queue(admin::DELETE_CQ, qid);
                 return Err(e);
             }
-            if let Err(e) = self
-                .io_queues
-                .push(IoQueue { _irq: irq, queue }, GFP_KERNEL)
-            {
-                let _ = self.delete_queue(admin::DELETE_SQ, qid);
-                let _ = self.delete_queue(admin::DELETE_CQ, qid);
+            let io = IoQueue {
+                _irq: irq,
+                queue: queue.clone(),
+            };
+            if let Err(e) = self.io_queues.push(io, GFP_KERNEL) {
+                let _ = admin.delete_queue(admin::DELETE_SQ, qid);
+                let _ = admin.delete_queue(admin::DELETE_CQ, qid);
                 return Err(e.into());
             }
         }
@@ -464,38 +562,79 @@ impl Controller {
     }
     // ANCHOR_END: create_io_queues
 
-    /// Deletes I/O submission or completion queue `qid`.
-    fn delete_queue(&self, opcode: u8, qid: u16) -> Result {
-        self.admin_command(Command::new(opcode).cdw(10, qid.into()))
-            .map(drop)
+    // ANCHOR: add_disks
+    /// One disk per namespace, `rnvmeXnY`.
+    fn add_disks(&mut self, max_transfer: u64) -> Result {
+        let shared = self.shared.clone().ok_or(EINVAL)?;
+        let tag_set = shared.tag_set.lock().clone().ok_or(EINVAL)?;
+        for ns in self.namespaces.iter() {
+            let block_size = 1u32 << ns.block_shift;
+            let disk = GenDiskBuilder::new()
+                .capacity_sectors(ns.blocks << (ns.block_shift - 9))
+                .logical_block_size(block_size)
+                .physical_block_size(block_size)
+                .max_hw_sectors((max_transfer >> 9) as u32)
+                .max_segments(MAX_SEGMENTS as u16)
+                // PRPs: every segment but the first starts on a page.
+                .virt_boundary(prp::PAGE_SIZE - 1)
+                // PRP1 must be dword aligned.
+                .dma_alignment(3)
+                .write_cache(true, false)
+                .build(
+                    format_args!("rnvme{}n{}", self.admin.instance.id(), ns.id),
+                    tag_set.clone(),
+                    NsData {
+                        nsid: ns.id,
+                        block_shift: ns.block_shift,
+                        shared: shared.clone(),
+                    },
+                )?;
+            pr_info!(
+                "{}: rnvme{}n{}: {} blocks of {} bytes ({} MiB)\n",
+                self.name(),
+                self.admin.instance.id(),
+                ns.id,
+                ns.blocks,
+                block_size,
+                (ns.blocks << ns.block_shift) >> 20
+            );
+            self.disks.push(disk, GFP_KERNEL)?;
+        }
+        Ok(())
     }
+    // ANCHOR_END: add_disks
 
-    // ANCHOR: shutdown
-    /// Deletes the I/O queues (submission queues first) and shuts the
-    /// controller down: after this it touches no memory of ours.
-    fn shutdown(&self) {
+    // ANCHOR: take_down
+    /// Deletes the disks (each waits for its requests), the I/O queues
+    /// (submission queues first) and shuts the controller down: after this
+    /// it touches no memory of ours, and what is left may be freed.
+    fn take_down(&mut self) {
+        self.disks.clear();
+        let admin = self.admin.clone();
         for io in self.io_queues.iter().rev() {
-            let _ = self.delete_queue(admin::DELETE_SQ, io.queue.qid);
+            let _ = admin.delete_queue(admin::DELETE_SQ, io.queue.qid);
         }
         for io in self.io_queues.iter().rev() {
-            let _ = self.delete_queue(admin::DELETE_CQ, io.queue.qid);
+            let _ = admin.delete_queue(admin::DELETE_CQ, io.queue.qid);
         }
-        let cc = self.bar.read32::<{ regs::CC }>();
-        self.bar
-            .write32::<{ regs::CC }>((cc & !regs::CC_SHN_MASK) | regs::CC_SHN_NORMAL);
-        if wait_status(
-            &self.bar,
-            self.cap,
-            regs::CSTS_SHST_MASK,
-            regs::CSTS_SHST_CMPLT,
-        )
-        .is_err()
-        {
-            pr_warn!("{}: shutdown did not complete\n", name(&self.pdev));
+        // The interrupts go, then the vectors and the tag set (the
+        // handlers held them).
+        self.io_queues.clear();
+        self.vectors = None;
+        if let Some(shared) = self.shared.take() {
+            *shared.tag_set.lock() = None;
+        }
+        let bar = &admin.bar;
+        let cc = bar.read32::<{ regs::CC }>();
+        if cc & regs::CC_ENABLE != 0 {
+            bar.write32::<{ regs::CC }>((cc & !regs::CC_SHN_MASK) | regs::CC_SHN_NORMAL);
+            if wait_status(bar, admin.cap, regs::CSTS_SHST_MASK, regs::CSTS_SHST_CMPLT).is_err() {
+                pr_warn!("{}: shutdown did not complete\n", self.name());
+            }
         }
         // Disabled, the controller forgets the admin queue's addresses too.
-        let _ = disable(&self.bar, self.cap);
-        self.pdev.clear_master();
+        let _ = disable(bar, admin.cap);
+        admin.pdev.clear_master();
     }
-    // ANCHOR_END: shutdown
+    // ANCHOR_END: take_down
 }

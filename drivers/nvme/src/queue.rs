@@ -2,8 +2,9 @@
 //! queue the controller writes, both in coherent DMA memory, and their two
 //! doorbells.
 
+use core::sync::atomic::{AtomicU16, Ordering};
 use kernel::dma::{CoherentAllocation, DmaAddress};
-use kernel::irq;
+
 use kernel::prelude::*;
 use kernel::sync::{Arc, SpinLockIrq};
 use kernel::{device, new_spinlock_irq, pin_init};
@@ -28,21 +29,22 @@ pub(crate) struct Queue {
     bar: Arc<regs::Bar>,
     sq_doorbell: usize,
     cq_doorbell: usize,
-    state: SpinLockIrq<QueueState>,
-}
-
-/// What the submission and completion paths change.
-struct QueueState {
-    /// Where the next command goes.
-    sq_tail: u16,
+    /// Where the next command goes. A lock of its own: a completion can
+    /// end a request, which can make blk-mq submit the next one at once.
+    sq_tail: SpinLockIrq<u16>,
     /// The controller's last reported submission queue head: entries from
     /// it up to the tail are still being read by the controller.
-    sq_head: u16,
+    sq_head: AtomicU16,
+    cq_state: SpinLockIrq<CqState>,
+}
+
+/// Where the completion path is.
+struct CqState {
     /// The next completion queue entry to look at.
-    cq_head: u16,
+    head: u16,
     /// The phase tag that marks a new entry: it flips each time the
     /// controller wraps around the completion queue.
-    cq_phase: bool,
+    phase: bool,
 }
 // ANCHOR_END: queue
 
@@ -63,20 +65,21 @@ impl Queue {
         if cq_doorbell + 4 > bar.len() {
             return Err(ENODEV);
         }
+        let bar = bar.clone();
         Arc::pin_init(
             pin_init!(Queue {
                 qid <- qid,
                 depth <- depth,
                 sq <- sq,
                 cq <- cq,
-                bar <- bar.clone(),
+                bar <- bar,
                 sq_doorbell <- sq_doorbell,
                 cq_doorbell <- cq_doorbell,
-                state <- new_spinlock_irq!(QueueState {
-                    sq_tail: 0,
-                    sq_head: 0,
-                    cq_head: 0,
-                    cq_phase: true,
+                sq_tail <- new_spinlock_irq!(0),
+                sq_head <- AtomicU16::new(0),
+                cq_state <- new_spinlock_irq!(CqState {
+                    head: 0,
+                    phase: true,
                 }),
             }),
             GFP_KERNEL,
@@ -97,13 +100,13 @@ impl Queue {
     /// Copies `cmd` to the tail of the submission queue and rings its
     /// doorbell. `EBUSY` if the queue is full.
     pub(crate) fn submit(&self, cmd: &Command) -> Result {
-        let mut state = self.state.lock();
-        let next = (state.sq_tail + 1) % self.depth;
-        if next == state.sq_head {
+        let mut tail = self.sq_tail.lock();
+        let next = (*tail + 1) % self.depth;
+        if next == self.sq_head.load(Ordering::Relaxed) {
             return Err(EBUSY);
         }
-        self.sq.write(state.sq_tail.into(), cmd.0)?;
-        state.sq_tail = next;
+        self.sq.write((*tail).into(), cmd.0)?;
+        *tail = next;
         // The entry is in memory before the doorbell tells the controller:
         // `writel` orders it after earlier stores.
         self.bar.try_write32(self.sq_doorbell, next.into())
@@ -114,47 +117,37 @@ impl Queue {
     /// Hands every new completion entry to `f`, then tells the controller
     /// how far the queue was read. Returns how many there were.
     pub(crate) fn process(&self, mut f: impl FnMut(Completion)) -> u32 {
-        let mut state = self.state.lock();
+        let mut state = self.cq_state.lock();
         let mut found = 0;
         loop {
-            let base = usize::from(state.cq_head) * CQE_DWORDS;
+            let base = usize::from(state.head) * CQE_DWORDS;
             // The phase bit first: only once it says the entry is new are
             // its other dwords read (the device writes the entry before,
             // or with, the dword that holds the phase).
             let Ok(dw3) = self.cq.read(base + 3) else {
                 break;
             };
-            if Completion::phase_of(dw3) != state.cq_phase {
+            if Completion::phase_of(dw3) != state.phase {
                 break;
             }
             let dw0 = self.cq.read(base).unwrap_or(0);
             let dw2 = self.cq.read(base + 2).unwrap_or(0);
             let cqe = Completion::from_dwords(dw0, dw2, dw3);
-            state.sq_head = cqe.sq_head % self.depth;
-            state.cq_head += 1;
-            if state.cq_head == self.depth {
-                state.cq_head = 0;
-                state.cq_phase = !state.cq_phase;
+            self.sq_head
+                .store(cqe.sq_head % self.depth, Ordering::Relaxed);
+            state.head += 1;
+            if state.head == self.depth {
+                state.head = 0;
+                state.phase = !state.phase;
             }
             found += 1;
             f(cqe);
         }
         if found > 0 {
             // Cannot fail: checked against the BAR in `new`.
-            let _ = self.bar.try_write32(self.cq_doorbell, state.cq_head.into());
+            let _ = self.bar.try_write32(self.cq_doorbell, state.head.into());
         }
         found
     }
     // ANCHOR_END: completions
-}
-
-/// An I/O queue's interrupt: its completions.
-impl irq::Handler for Queue {
-    fn handle_irq(&self) -> irq::Return {
-        if self.process(|_cqe| {}) > 0 {
-            irq::Return::Handled
-        } else {
-            irq::Return::None
-        }
-    }
 }

@@ -1,0 +1,264 @@
+//! The block side: one disk per namespace on a blk-mq tag set whose
+//! hardware queues are the I/O queue pairs. `queue_rq` maps a request's
+//! pages for DMA, points the command at them with PRPs and rings the
+//! doorbell; the queue's interrupt finds the request by its tag (the
+//! command identifier) and completes it; `complete` unmaps and ends it.
+
+use kernel::block::mq::{self, Busy, Op, Request, TagSet, TimedOut, TimeoutAction};
+use kernel::dma::{self, DmaAddress, PoolBlock, SgMapping};
+use kernel::irq;
+use kernel::prelude::*;
+use kernel::scatterlist::SgTable;
+use kernel::sync::{Arc, Mutex};
+
+use crate::cmd::{io, Command, Completion};
+use crate::prp;
+use crate::queue::Queue;
+use crate::Admin;
+
+/// What the I/O path shares: the queues, by hardware queue index, the PRP
+/// list pool and the admin side (for the timeout path).
+pub(crate) struct IoShared {
+    pub(crate) queues: KVec<Arc<Queue>>,
+    pub(crate) pool: Arc<dma::Pool<u64>>,
+    pub(crate) admin: Arc<Admin>,
+    /// The most segments of a request, and the list pages its PRPs need.
+    pub(crate) max_segments: usize,
+    pub(crate) max_lists: usize,
+    /// The tag set, for the timeout path's polling. Set once the tag set
+    /// exists, taken out by remove (the tag set holds this value: the
+    /// cycle is broken there).
+    pub(crate) tag_set: Mutex<Option<Arc<TagSet<NvmeOps>>>>,
+}
+
+/// One namespace's disk.
+pub(crate) struct NsData {
+    pub(crate) nsid: u32,
+    pub(crate) block_shift: u32,
+    pub(crate) shared: Arc<IoShared>,
+}
+
+// ANCHOR: request_data
+/// Per request: its scatterlist (mapped while the device has it), its PRP
+/// list pages and the status the controller gave it.
+pub(crate) struct IoRequest {
+    table: Option<SgTable>,
+    mapping: Option<SgMapping>,
+    lists: KVec<PoolBlock<u64>>,
+    status: u16,
+    /// The timeout path has sent an Abort for it already.
+    aborted: bool,
+}
+// ANCHOR_END: request_data
+
+impl IoRequest {
+    /// Gives the DMA resources back: the mapping's table, the list pages.
+    fn release(&mut self) {
+        if let Some(mapping) = self.mapping.take() {
+            self.table = Some(mapping.unmap());
+        }
+        self.lists.clear();
+    }
+}
+
+/// The blk-mq operations.
+pub(crate) struct NvmeOps;
+
+// ANCHOR: operations
+#[vtable]
+impl mq::Operations for NvmeOps {
+    type RequestData = IoRequest;
+    type QueueData = NsData;
+    type SetData = Arc<IoShared>;
+    type HwData = Arc<Queue>;
+
+    fn init_request(shared: &Arc<IoShared>, _hctx: u32, _node: i32) -> Result<IoRequest> {
+        Ok(IoRequest {
+            table: Some(SgTable::new(shared.max_segments, GFP_KERNEL)?),
+            mapping: None,
+            lists: KVec::with_capacity(shared.max_lists.max(1), GFP_KERNEL)?,
+            status: 0,
+            aborted: false,
+        })
+    }
+
+    fn init_hctx(shared: &Arc<IoShared>, hctx: u32) -> Result<Arc<Queue>> {
+        Ok(shared.queues.get(hctx as usize).ok_or(EINVAL)?.clone())
+    }
+
+    fn queue_rq(
+        queue: &Arc<Queue>,
+        ns: &NsData,
+        mut rq: Request<Self>,
+        _is_last: bool,
+    ) -> Result<(), Busy<Self>> {
+        let cmd = match rq.op() {
+            Op::Read => read_write(io::READ, ns, &mut rq, dma::Direction::FromDevice),
+            Op::Write => read_write(io::WRITE, ns, &mut rq, dma::Direction::ToDevice),
+            Op::Flush => Ok(Command::new(io::FLUSH).nsid(ns.nsid)),
+            _ => Err(EOPNOTSUPP),
+        };
+        let cmd = match cmd {
+            Ok(cmd) => cmd,
+            // Out of DMA resources for now: blk-mq tries again later.
+            Err(e) if e == ENOMEM => {
+                rq.data_mut().release();
+                return Err(rq.busy());
+            }
+            Err(e) => {
+                rq.data_mut().release();
+                rq.end(Err(e));
+                return Ok(());
+            }
+        };
+        rq.data_mut().status = 0;
+        rq.data_mut().aborted = false;
+        // The tag set's depth is below the queue's, so each tag is a free
+        // command identifier and slot.
+        let cmd = cmd.with_cid(rq.tag() as u16);
+        rq.into_in_flight();
+        if queue.submit(&cmd).is_err() {
+            // Cannot happen (see above); the timeout path gets it back.
+            pr_err!("rnvme: queue {} full\n", queue.qid);
+        }
+        Ok(())
+    }
+
+    fn complete(_ns: &NsData, mut rq: Request<Self>) {
+        let data = rq.data_mut();
+        data.release();
+        let status = data.status;
+        rq.end(if status == 0 { Ok(()) } else { Err(EIO) });
+    }
+
+    // ANCHOR: timeout
+    /// A request the controller has held too long: first look for its
+    /// completion (an interrupt may have been lost), then ask the
+    /// controller to abort it, and if that does not help either, fail it
+    /// and leave the controller's queue to the controller.
+    fn timeout(ns: &NsData, rq: &TimedOut<'_, Self>) -> TimeoutAction {
+        let shared = &ns.shared;
+        let hctx = rq.hctx_index();
+        let Some(queue) = shared.queues.get(hctx as usize) else {
+            return TimeoutAction::ResetTimer;
+        };
+        if let Some(tag_set) = shared.tag_set.lock().as_ref() {
+            complete_all(queue, tag_set, hctx);
+        }
+        let Some(mut claimed) = rq.claim() else {
+            // Completed by the poll above, or by the interrupt.
+            pr_warn!(
+                "rnvme: tag {} on queue {}: completion found by polling\n",
+                rq.tag(),
+                queue.qid
+            );
+            return TimeoutAction::Done;
+        };
+        if !claimed.data().aborted {
+            claimed.data_mut().aborted = true;
+            let tag = claimed.tag();
+            pr_warn!(
+                "rnvme: tag {} on queue {} timed out: aborting it\n",
+                tag,
+                queue.qid
+            );
+            // Back to the device: its abort completes it (with an error).
+            claimed.into_in_flight();
+            let _ = shared.admin.abort(queue.qid, tag as u16);
+            return TimeoutAction::ResetTimer;
+        }
+        pr_err!(
+            "rnvme: tag {} on queue {} timed out after an abort: failing it\n",
+            claimed.tag(),
+            queue.qid
+        );
+        // The controller may still write into its pages: keep them mapped
+        // (leaked) rather than unmap them under it.
+        let data = claimed.data_mut();
+        if let Some(mapping) = data.mapping.take() {
+            core::mem::forget(mapping);
+            data.table = SgTable::new(shared.max_segments, GFP_ATOMIC).ok();
+        }
+        claimed.end(Err(EIO));
+        TimeoutAction::Done
+    }
+    // ANCHOR_END: timeout
+}
+// ANCHOR_END: operations
+
+// ANCHOR: read_write
+/// A read or write command for `rq`: its pages mapped for DMA, PRPs built.
+fn read_write(
+    opcode: u8,
+    ns: &NsData,
+    rq: &mut Request<NvmeOps>,
+    dir: dma::Direction,
+) -> Result<Command> {
+    let shift = ns.block_shift;
+    let slba = rq.sector() >> (shift - 9);
+    let blocks = rq.bytes() >> shift;
+    if blocks == 0 || blocks > 1 << 16 {
+        return Err(EIO);
+    }
+    let mut table = rq.data_mut().table.take().ok_or(EIO)?;
+    if let Err(e) = rq.map_sg(&mut table) {
+        rq.data_mut().table = Some(table);
+        return Err(e);
+    }
+    let mapping = match SgMapping::new(ns.shared.admin.pdev.as_dev(), table, dir) {
+        Ok(mapping) => mapping,
+        Err(failed) => {
+            rq.data_mut().table = Some(failed.table);
+            return Err(failed.error);
+        }
+    };
+    let data = rq.data_mut();
+    let prps = prp::build(mapping.iter(), &ns.shared.pool, &mut data.lists);
+    data.mapping = Some(mapping);
+    let (prp1, prp2): (DmaAddress, DmaAddress) = prps?;
+    Ok(Command::new(opcode)
+        .nsid(ns.nsid)
+        .prp(prp1, prp2)
+        .cdw(10, slba as u32)
+        .cdw(11, (slba >> 32) as u32)
+        .cdw(12, blocks - 1))
+}
+// ANCHOR_END: read_write
+
+// ANCHOR: complete_all
+/// Completes every request whose completion entry is on `queue`: the
+/// interrupt handler, and the timeout path's poll.
+fn complete_all(queue: &Queue, tag_set: &TagSet<NvmeOps>, hctx: u32) -> u32 {
+    queue.process(|cqe: Completion| {
+        // A tag that is not in flight (a bogus or repeated entry) gives
+        // nothing: nothing is ended twice.
+        if let Some(mut rq) = tag_set.tag_to_rq(hctx, cqe.cid.into()) {
+            rq.data_mut().status = cqe.status;
+            rq.complete();
+        } else {
+            pr_warn!(
+                "rnvme: queue {}: completion for tag {} not in flight\n",
+                queue.qid,
+                cqe.cid
+            );
+        }
+    })
+}
+// ANCHOR_END: complete_all
+
+/// An I/O queue's interrupt handler.
+pub(crate) struct IoIrq {
+    pub(crate) queue: Arc<Queue>,
+    pub(crate) tag_set: Arc<TagSet<NvmeOps>>,
+}
+
+impl irq::Handler for IoIrq {
+    fn handle_irq(&self) -> irq::Return {
+        let hctx = u32::from(self.queue.qid) - 1;
+        if complete_all(&self.queue, &self.tag_set, hctx) > 0 {
+            irq::Return::Handled
+        } else {
+            irq::Return::None
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! PRP entries: how a command points at its data (NVMe base specification
+//! 2.0, section 4.1.1). PRP1 is the first byte; PRP2 is either the second
+//! page, or, when the data spans more than two pages, the address of a
+//! PRP list: a page of page addresses whose last entry points at the next
+//! list when more follow (a chained list).
+//!
+//! The disk's virtual boundary (the page size) makes every DMA segment
+//! but the first start on a page, and every one but the last end on one,
+//! so the data is a run of whole pages after the first.
+
+use kernel::dma::{DmaAddress, Pool, PoolBlock};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// The controller's memory page size (CC.MPS = 0).
+pub(crate) const PAGE_SIZE: u64 = 4096;
+/// Entries in one PRP list page.
+pub(crate) const LIST_ENTRIES: usize = (PAGE_SIZE / 8) as usize;
+
+// ANCHOR: pages
+/// The page addresses a command's data covers after its first page, from
+/// its DMA segments (bus address, length).
+pub(crate) struct Pages<I> {
+    segments: I,
+    /// The next page of the current segment, and the segment's end.
+    next: u64,
+    end: u64,
+    /// A segment did not start on a page (it breaks the boundary rule).
+    pub(crate) misaligned: bool,
+}
+
+impl<I: Iterator<Item = (DmaAddress, u32)>> Pages<I> {
+    /// The pages after the one holding `first`'s start.
+    pub(crate) fn new(first: (DmaAddress, u32), segments: I) -> Self {
+        let (addr, len) = first;
+        Pages {
+            segments,
+            next: (addr & !(PAGE_SIZE - 1)) + PAGE_SIZE,
+            end: addr + u64::from(len),
+            misaligned: false,
+        }
+    }
+}
+
+impl<I: Iterator<Item = (DmaAddress, u32)>> Iterator for Pages<I> {
+    type Item = DmaAddress;
+
+    fn next(&mut self) -> Option<DmaAddress> {
+        while self.next >= self.end {
+            let (addr, len) = self.segments.next()?;
+            // A segment that follows another starts on a page, and the one
+            // before it ended on one.
+            if addr & (PAGE_SIZE - 1) != 0 || self.end & (PAGE_SIZE - 1) != 0 {
+                self.misaligned = true;
+            }
+            self.next = addr & !(PAGE_SIZE - 1);
+            self.end = addr + u64::from(len);
+        }
+        let page = self.next;
+        self.next += PAGE_SIZE;
+        Some(page)
+    }
+}
+// ANCHOR_END: pages
+
+// ANCHOR: build
+/// Fills PRP1 and PRP2 for data in `segments`, taking list pages from
+/// `pool` into `lists` (which must have room for them: the I/O path does
+/// not grow it). `EINVAL` for segments that break the page rule or more
+/// pages than `lists` has room for, `ENOMEM` if the pool is empty.
+pub(crate) fn build(
+    mut segments: impl Iterator<Item = (DmaAddress, u32)>,
+    pool: &Arc<Pool<u64>>,
+    lists: &mut KVec<PoolBlock<u64>>,
+) -> Result<(DmaAddress, DmaAddress)> {
+    let first = segments.next().ok_or(EINVAL)?;
+    let prp1 = first.0;
+    let mut pages = Pages::new(first, segments);
+    let prp2 = match (pages.next(), pages.next()) {
+        (None, _) => 0,
+        (Some(second), None) => second,
+        (Some(second), Some(third)) => {
+            // Three pages or more: a list, chained when a page of entries
+            // is not enough.
+            let (mut list, head) = new_list(pool, lists)?;
+            let mut index = 0;
+            let (mut page, mut ahead) = (Some(second), Some(third));
+            while let Some(addr) = page {
+                if index == LIST_ENTRIES - 1 && ahead.is_some() {
+                    // The last slot points at the next list, which gets
+                    // `addr` first.
+                    let (next, next_addr) = new_list(pool, lists)?;
+                    lists[list].write(index, next_addr)?;
+                    list = next;
+                    index = 0;
+                }
+                lists[list].write(index, addr)?;
+                index += 1;
+                page = ahead;
+                ahead = pages.next();
+            }
+            head
+        }
+    };
+    // Drain the rest, so that every segment is checked.
+    while pages.next().is_some() {}
+    if pages.misaligned {
+        return Err(EINVAL);
+    }
+    Ok((prp1, prp2))
+}
+// ANCHOR_END: build
+
+/// Takes a list page from `pool` into `lists`; returns its index in
+/// `lists` and its bus address.
+fn new_list(
+    pool: &Arc<Pool<u64>>,
+    lists: &mut KVec<PoolBlock<u64>>,
+) -> Result<(usize, DmaAddress)> {
+    if lists.len() == lists.capacity() {
+        return Err(EINVAL);
+    }
+    let block = Pool::alloc(pool, GFP_ATOMIC)?;
+    let addr = block.dma_handle();
+    lists.push_within_capacity(block).map_err(|_| EINVAL)?;
+    Ok((lists.len() - 1, addr))
+}
+
+/// How many list pages a transfer of `max_bytes` may need.
+pub(crate) fn lists_for(max_bytes: u64) -> usize {
+    // One page more than the size, for a start in the middle of one.
+    let pages = max_bytes.div_ceil(PAGE_SIZE) + 1;
+    let entries = pages.saturating_sub(1) as usize;
+    if entries <= 1 {
+        0
+    } else {
+        // Every list but the last gives its last slot to the chain.
+        (entries - 1).div_ceil(LIST_ENTRIES - 1)
+    }
+}
