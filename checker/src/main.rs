@@ -103,7 +103,8 @@ enum Cmd {
     Doc,
     /// Build the semaphore and its C twin, print the RFC's size table and
     /// write it to book/src/generated/sizes.md; the Rust Binder driver
-    /// against binder_linux.ko likewise, to binder-sizes.md.
+    /// against binder_linux.ko likewise, to binder-sizes.md, and rnvme
+    /// against nvme.ko + nvme-core.ko, to nvme-sizes.md.
     Sizes,
     /// Measure the Rust Binder driver against Debian's C binder in one
     /// guest boot (C, Rust, C, Rust) and write
@@ -112,6 +113,17 @@ enum Cmd {
         /// Calls per latency measurement and per throughput pair.
         #[arg(long, default_value_t = 2000)]
         count: u32,
+        /// Write the table here instead of the book's generated folder.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Measure the Rust NVMe driver (rnvme) against Debian's C nvme on one
+    /// controller in one guest boot (C, Rust, Rust, C) and write
+    /// book/src/generated/nvme-bench.md.
+    BenchNvme {
+        /// Seconds per measurement (three per run, four runs).
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
         /// Write the table here instead of the book's generated folder.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
@@ -173,6 +185,7 @@ fn real_main(cli: Cli) -> Result<bool> {
         )),
         Cmd::Sizes => sizes(),
         Cmd::BenchBinder { count, out } => bench_binder(count, out),
+        Cmd::BenchNvme { seconds, out } => bench_nvme(seconds, out),
         Cmd::Verify { guest } => verify(guest),
         Cmd::Run(args) => batch::jobs::run_cmd(&args),
         Cmd::Grade(args) => batch::gradedir::grade_cmd(&args),
@@ -264,6 +277,9 @@ fn sizes() -> Result<bool> {
     if let Some(binder) = checker::tools::sizes::binder(&root, &tc)? {
         print!("\n{binder}");
     }
+    if let Some(nvme) = checker::tools::sizes::nvme(&root, &tc)? {
+        print!("\n{nvme}");
+    }
     Ok(true)
 }
 
@@ -274,6 +290,16 @@ fn bench_binder(count: u32, out: Option<PathBuf>) -> Result<bool> {
     let tc = run::ensure_quiet()?;
     let opts = checker::tools::binderbench::Options { count, out };
     print!("{}", checker::tools::binderbench::run(&root, &tc, &opts)?);
+    Ok(true)
+}
+
+/// `checker bench-nvme`.
+fn bench_nvme(seconds: f64, out: Option<PathBuf>) -> Result<bool> {
+    vm::install_interrupt_handler()?;
+    let root = workspace::root()?;
+    let tc = run::ensure_quiet()?;
+    let opts = checker::tools::nvmebench::Options { seconds, out };
+    print!("{}", checker::tools::nvmebench::run(&root, &tc, &opts)?);
     Ok(true)
 }
 

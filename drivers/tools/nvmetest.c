@@ -34,7 +34,7 @@
  *                                       driver_override, unbinding it
  *                                       first; waits for DEV to open
  *   nvmetest unbind                     unbinds it from its driver
- *   nvmetest wait DEV                   waits up to 30 s for DEV to open
+ *   nvmetest wait DEV [--seconds T]     waits up to T (30) s for DEV to open
  *
  * The pattern (see vm/src/disk.rs, which writes the host's images): every
  * 512-byte sector holds "NVMEPAT1", its LBA, the image's seed and its
@@ -802,10 +802,10 @@ static int cmd_unbind(char bdf[64], int quiet)
 	return 0;
 }
 
-/* Waits up to 30 s for `dev` to open (the C driver probes asynchronously). */
-static int cmd_wait(const char *dev)
+/* Waits up to `seconds` for `dev` to open (the C driver probes asynchronously). */
+static int cmd_wait(const char *dev, double seconds)
 {
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; i < seconds * 10; i++) {
 		int fd = open(dev, O_RDONLY);
 
 		if (fd >= 0) {
@@ -815,7 +815,7 @@ static int cmd_wait(const char *dev)
 		}
 		usleep(100 * 1000);
 	}
-	printf("the disk did not appear in 30 s\n");
+	printf("the disk did not appear in %g s\n", seconds);
 	return 1;
 }
 
@@ -832,7 +832,7 @@ static int cmd_bind(const char *driver, const char *dev)
 	if (write_file(path, bdf))
 		die("bind");
 	printf("bound 1b36:0010 to %s\n", driver);
-	return dev ? cmd_wait(dev) : 0;
+	return dev ? cmd_wait(dev, 30) : 0;
 }
 
 /* ---- main ---- */
@@ -863,6 +863,22 @@ static long num(int argc, char **argv, const char *name, long dflt)
 	return n;
 }
 
+static double seconds(int argc, char **argv, double dflt)
+{
+	const char *v = opt(argc, argv, "--seconds");
+	char *end;
+	double s;
+
+	if (!v)
+		return dflt;
+	s = strtod(v, &end);
+	if (*end || !(s > 0)) {
+		printf("bad --seconds %s\n", v);
+		exit(2);
+	}
+	return s;
+}
+
 static void usage(void)
 {
 	printf("usage: nvmetest hash|check|write|verify|inflight|bench|wait DEV ... | bind DRIVER [DEV] | unbind\n");
@@ -887,7 +903,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "bind"))
 		return cmd_bind(argv[2], argc > 3 ? argv[3] : NULL);
 	if (!strcmp(cmd, "wait"))
-		return cmd_wait(argv[2]);
+		return cmd_wait(argv[2], seconds(argc, argv, 30));
 	const char *dev = argv[2];
 
 	if (!strcmp(cmd, "hash"))
@@ -910,14 +926,14 @@ int main(int argc, char **argv)
 		return !strcmp(cmd, "write") ? cmd_write(dev, &p) : cmd_verify(dev, &p);
 	}
 	if (!strcmp(cmd, "inflight"))
-		return cmd_inflight(dev, num(argc, argv, "--seconds", 10));
+		return cmd_inflight(dev, seconds(argc, argv, 10));
 	if (!strcmp(cmd, "bench") && argc > 3) {
 		int seq = !strcmp(argv[3], "seqread");
 
 		if (!seq && strcmp(argv[3], "randread"))
 			usage();
 		return cmd_bench(dev, seq, num(argc, argv, "--bs", seq ? 131072 : 4096),
-				 num(argc, argv, "--qd", 1), num(argc, argv, "--seconds", 5));
+				 num(argc, argv, "--qd", 1), seconds(argc, argv, 5));
 	}
 	usage();
 	return 2;

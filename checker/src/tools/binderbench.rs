@@ -15,15 +15,15 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ::vm::accel::{self, AccelChoice};
-use ::vm::{Guest, Module, Program, Progress, Source};
+use ::vm::{Guest, Module, Program, Source};
 use anyhow::{bail, Context, Result};
 
 use crate::spec::lab::Step;
+use crate::tools::bench::{self, ratio};
 use crate::tools::setup::Toolchain;
 
 /// Payload sizes of the latency runs, in bytes.
@@ -110,15 +110,6 @@ pub fn parse(output: &str) -> Result<RunResult> {
         bail!("no throughput or one-way figure in:\n{output}");
     }
     Ok(r)
-}
-
-/// `a / b`, or NaN when `b` is 0.
-fn ratio(a: f64, b: f64) -> f64 {
-    if b == 0.0 {
-        f64::NAN
-    } else {
-        a / b
-    }
 }
 
 /// The Rust/C p50 latency ratio per payload (sums of both runs of each).
@@ -254,38 +245,17 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
         "bench-binder: {} calls per measurement; accelerator {accel}: {why}",
         opts.count
     );
-    let guest = vm::run(&guest, &mut |p| {
-        if let Progress::StepStarted(i) = p {
-            if let Some(s) = steps.get(i) {
-                println!("bench-binder: {}", s.name);
-            }
-        }
-    })?;
+    let outputs = bench::run_steps("bench-binder", &guest)?;
     let mut runs = Vec::new();
-    for (i, step) in steps.iter().enumerate() {
-        let record = guest.transcript.step(i);
-        let output = record.and_then(|r| r.output.clone()).unwrap_or_default();
-        if record.and_then(|r| r.status) != Some(0) {
-            bail!(
-                "bench-binder: step {} did not pass ({:?}):\n{output}\n--- console tail\n{}",
-                step.name,
-                guest.ending,
-                crate::tools::setup::tail(&guest.console, 30)
-            );
-        }
-        if i > 0 {
-            runs.push((RUNS[i - 1].0, parse(&output)?));
-        }
+    for (i, output) in outputs.iter().enumerate().skip(1) {
+        runs.push((RUNS[i - 1].0, parse(output)?));
     }
     let table = render(&runs, opts.count);
     let out = opts
         .out
         .clone()
         .unwrap_or_else(|| root.join("book/src/generated/binder-bench.md"));
-    if let Some(parent) = out.parent() {
-        fs::create_dir_all(parent)?;
-    }
-    fs::write(&out, &table).with_context(|| format!("cannot write {}", out.display()))?;
+    bench::write_table(&out, &table)?;
     let mut summary = String::from("Rust/C p50 latency:");
     for (size, r) in latency_ratios(&runs) {
         let _ = write!(summary, " {size} B {r:.2};");

@@ -3,11 +3,13 @@
 //! [`doctor`]), `make` for Kbuild ([`exec`]), the debug kernel's
 //! toolchain ([`debugkernel`]), the API reference ([`docs`]), the kernel
 //! crate's doc examples in the guest ([`doctests`]), `make sizes`
-//! ([`sizes`]), `checker bench-binder` ([`binderbench`]), `checker watch`
+//! ([`sizes`]), `checker bench-binder` ([`binderbench`]) and `checker
+//! bench-nvme` ([`nvmebench`]) with what they share ([`bench`]), `checker watch`
 //! ([`watch`]), `checker new-driver` ([`newdriver`]), the workspace root
 //! ([`workspace`]) and the labs' skeletons made from their solutions
 //! ([`skeleton`]).
 
+pub mod bench;
 pub mod binderbench;
 pub mod debugkernel;
 pub mod docs;
@@ -15,6 +17,7 @@ pub mod doctests;
 pub mod doctor;
 pub mod exec;
 pub mod newdriver;
+pub mod nvmebench;
 pub mod probe;
 pub mod setup;
 pub mod sizes;

@@ -1,0 +1,341 @@
+//! `checker bench-nvme` (`make bench-nvme`): the Rust NVMe driver (rnvme)
+//! against Debian's C one on the same QEMU controller, in one guest boot
+//! with 2 CPUs.
+//!
+//! Builds `drivers/nvme` (`rnvme.ko` and `nvmetest`), boots the guest with
+//! a 64 MiB disk behind one controller (`max_ioqpairs = 2`), `nvme` from
+//! the kernel image and rnvme, and moves the controller between the two
+//! drivers (`nvmetest bind`) for each run, in ABBA order: C, Rust, Rust,
+//! C. Each run measures `O_DIRECT` reads through Linux AIO
+//! (`nvmetest bench`): 4 KiB random at queue depth 1 and 32, 128 KiB
+//! sequential at depth 4. The C driver gets the Rust one's settings: the
+//! same I/O queue depth (read from rnvme's probe line), no SGLs
+//! (`sgl_threshold=0`; QEMU advertises them, rnvme uses PRPs), no poll
+//! queues; both get one I/O queue per CPU. The Rust/C ratios compare the
+//! sums of each driver's two runs; the second C run against the first
+//! (C/C) is the noise. Until rnvme has a disk to read, only the C runs
+//! happen and the table says so. The table goes to
+//! `book/src/generated/nvme-bench.md` (committed, like binder-bench.md).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ::vm::accel::{self, AccelChoice};
+use ::vm::{Device, Guest, Module, Program, Source};
+use anyhow::{bail, Context, Result};
+
+use crate::spec::lab::Step;
+use crate::tools::bench::{self, ratio};
+use crate::tools::setup::Toolchain;
+
+/// The measurements of one run: (name, `nvmetest bench` arguments).
+pub const WORKLOADS: [(&str, &str); 3] = [
+    ("4 KiB random read, QD 1", "randread --bs 4096 --qd 1"),
+    ("4 KiB random read, QD 32", "randread --bs 4096 --qd 32"),
+    (
+        "128 KiB sequential read, QD 4",
+        "seqread --bs 131072 --qd 4",
+    ),
+];
+
+/// The runs in the order they happen (ABBA): name, driver, disk.
+pub const RUNS: [(&str, &str, &str); 4] = [
+    ("c-1", "nvme", "/dev/nvme0n1"),
+    ("rust-1", "rnvme", "/dev/rnvme0n1"),
+    ("rust-2", "rnvme", "/dev/rnvme0n1"),
+    ("c-2", "nvme", "/dev/nvme0n1"),
+];
+
+/// The disk, MiB: small, QEMU's NVMe is slow under TCG.
+const DISK_MIB: u64 = 64;
+
+/// What `checker bench-nvme` was asked for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Seconds per measurement.
+    pub seconds: f64,
+    /// Where the Markdown table goes; `None`: the book's.
+    pub out: Option<PathBuf>,
+}
+
+/// The marker the probe step leaves when rnvme made a disk.
+const RUST_OK: &str = "/tmp/rust-has-disk";
+
+/// The first step: rnvme takes the controller; says its queue depth and
+/// whether it made a disk, then gives the controller back to nvme with
+/// rnvme's queue depth, no SGLs and no poll queues.
+pub fn probe_script() -> String {
+    format!(
+        "/lab/nvmetest wait /dev/nvme0n1 >/dev/null && insmod /lab/rnvme.ko && \
+         /lab/nvmetest bind rnvme >/dev/null && \
+         if /lab/nvmetest wait /dev/rnvme0n1 --seconds 10 >/dev/null; then touch {RUST_OK}; \
+         echo 'rust disk: yes'; else echo 'rust disk: no'; fi; \
+         depth=$(dmesg | sed -n 's/.*I\\/O queue pairs of \\([0-9]*\\) entries.*/\\1/p' | tail -1); \
+         echo \"rust queue depth: ${{depth:-unknown}}\"; \
+         p=/sys/module/nvme/parameters; echo 0 >$p/sgl_threshold && echo 0 >$p/poll_queues && \
+         if [ -n \"$depth\" ]; then echo $depth >$p/io_queue_depth; fi && \
+         echo \"c settings: io_queue_depth $(cat $p/io_queue_depth), sgl_threshold $(cat $p/sgl_threshold), poll_queues $(cat $p/poll_queues)\" && \
+         /lab/nvmetest bind nvme /dev/nvme0n1 >/dev/null"
+    )
+}
+
+/// The guest command of one run: bind the driver, then every workload.
+pub fn run_script(driver: &str, disk: &str, seconds: f64) -> String {
+    let mut s = String::new();
+    if driver == "rnvme" {
+        let _ = write!(s, "[ -e {RUST_OK} ] || {{ echo skipped; exit 0; }}; ");
+    }
+    let _ = write!(s, "/lab/nvmetest bind {driver} {disk} >/dev/null");
+    for (_, args) in WORKLOADS {
+        let _ = write!(
+            s,
+            " && /lab/nvmetest bench {disk} {args} --seconds {seconds}"
+        );
+    }
+    s
+}
+
+/// IOPS of each workload, in [`WORKLOADS`] order, from what
+/// `nvmetest bench` printed (`KIND bs=B qd=N: IOPS IOPS, ...`); `None`
+/// for a skipped run.
+pub fn parse(output: &str) -> Result<Option<Vec<f64>>> {
+    if output.trim() == "skipped" {
+        return Ok(None);
+    }
+    let mut iops = Vec::new();
+    for (name, args) in WORKLOADS {
+        let words: Vec<&str> = args.split_whitespace().collect();
+        let head = format!("{} bs={} qd={}:", words[0], words[2], words[4]);
+        let value = output
+            .lines()
+            .find_map(|l| l.strip_prefix(&head))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .with_context(|| format!("no figure for {name} in:\n{output}"))?;
+        iops.push(value);
+    }
+    Ok(Some(iops))
+}
+
+/// The Markdown table; `runs` in [`RUNS`] order, `settings` the probe
+/// step's report.
+pub fn render(runs: &[Option<Vec<f64>>], settings: &str, seconds: f64) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "IOPS of `O_DIRECT` reads (Linux AIO), {seconds} s each, 2 CPUs, one \
+         controller with 2 I/O queue pairs and a 64 MiB disk, under TCG; \
+         runs in the order they ran.\n"
+    );
+    let col = |i: usize| runs.get(i).and_then(|r| r.as_ref());
+    let (c1, r1, r2, c2) = (col(0), col(1), col(2), col(3));
+    match (c1, r1, r2, c2) {
+        (Some(c1), Some(r1), Some(r2), Some(c2)) => {
+            let _ = writeln!(
+                out,
+                "| workload | C (1) | Rust (1) | Rust (2) | C (2) | Rust/C | C/C |"
+            );
+            let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+            for (i, (name, _)) in WORKLOADS.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "| {name} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} |",
+                    c1[i],
+                    r1[i],
+                    r2[i],
+                    c2[i],
+                    ratio(r1[i] + r2[i], c1[i] + c2[i]),
+                    ratio(c2[i], c1[i])
+                );
+            }
+        }
+        (Some(c1), _, _, Some(c2)) => {
+            let _ = writeln!(out, "| workload | C (1) | C (2) | C/C |");
+            let _ = writeln!(out, "|---|---:|---:|---:|");
+            for (i, (name, _)) in WORKLOADS.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "| {name} | {:.0} | {:.0} | {:.2} |",
+                    c1[i],
+                    c2[i],
+                    ratio(c2[i], c1[i])
+                );
+            }
+            let _ = writeln!(
+                out,
+                "\nRust: not measurable yet (rnvme made no disk to read), so only the C \
+                 driver's runs and their noise."
+            );
+        }
+        _ => {
+            let _ = writeln!(out, "(incomplete runs)");
+        }
+    }
+    let _ = writeln!(out, "\nSettings: {}.", settings.trim().replace('\n', "; "));
+    out
+}
+
+/// The host's one-minute load average: under TCG the guest's CPUs are
+/// host threads, so other work on the host moves every figure.
+fn host_load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Builds `drivers/nvme` for `tc`'s kernel.
+pub fn build(root: &Path, tc: &Toolchain) -> Result<PathBuf> {
+    let dir = root.join("drivers").join("nvme");
+    crate::tools::exec::build_quietly(&dir, tc)?;
+    Ok(dir)
+}
+
+/// Builds, boots, measures; writes the table and returns it with the
+/// ratios first.
+pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
+    if !(opts.seconds > 0.0 && opts.seconds <= 60.0) {
+        bail!("--seconds must be more than 0 and at most 60");
+    }
+    let dir = build(root, tc)?;
+    let disks = tempfile::Builder::new()
+        .prefix("checker-bench-nvme-")
+        .tempdir()?;
+    let disk = disks.path().join("nvm.img");
+    vm::disk::write_image(&disk, DISK_MIB << 20, vm::disk::Image::Zero)?;
+    let image_modules = vm::image::resolve(&tc.modules_dir, &["nvme".into()])?
+        .into_iter()
+        .map(|m| Module {
+            name: m.stem,
+            path: m.path,
+        })
+        .collect();
+    let mut steps = vec![Step {
+        name: "probe".into(),
+        run: probe_script(),
+    }];
+    for (name, driver, disk) in RUNS {
+        steps.push(Step {
+            name: name.into(),
+            run: run_script(driver, disk, opts.seconds),
+        });
+    }
+    let (accel, why) = accel::choose(AccelChoice::Auto, &tc.vmlinuz, &tc.cache);
+    let measured = opts.seconds * (WORKLOADS.len() * RUNS.len()) as f64;
+    let guest = Guest {
+        kernel: tc.boot_kernel.clone(),
+        extra_cmdline: String::new(),
+        modules: vec![Module {
+            name: "rnvme".into(),
+            path: dir.join("rnvme.ko"),
+        }],
+        image_modules,
+        programs: vec![Program {
+            name: "nvmetest".into(),
+            source: Source::Path(dir.join("nvmetest")),
+        }],
+        steps,
+        cpus: 2,
+        memory_mb: crate::run::GUEST_MEMORY_MB,
+        devices: vec![
+            Device::Drive {
+                id: "nvm".into(),
+                file: disk,
+                format: "raw".into(),
+                cache: None,
+            },
+            Device::Qemu("nvme,serial=bench,drive=nvm,max_ioqpairs=2".into()),
+        ],
+        // Boot, binds (the C driver's probe is slow under TCG) and the
+        // measurements, with room to spare.
+        timeout: Duration::from_secs(300 + 2 * measured as u64),
+        accel,
+        keep: false,
+    };
+    println!(
+        "bench-nvme: {} s per measurement; accelerator {accel}: {why}",
+        opts.seconds
+    );
+    let load = host_load();
+    let outputs = bench::run_steps("bench-nvme", &guest)?;
+    let settings = format!(
+        "{}host load average before and after: {load}, {}",
+        outputs.first().cloned().unwrap_or_default(),
+        host_load()
+    );
+    let runs = (outputs.iter().skip(1))
+        .map(|o| parse(o))
+        .collect::<Result<Vec<_>>>()?;
+    let table = render(&runs, &settings, opts.seconds);
+    let out = (opts.out.clone()).unwrap_or_else(|| root.join("book/src/generated/nvme-bench.md"));
+    bench::write_table(&out, &table)?;
+    Ok(format!("{table}\nwritten to {}\n", out.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::expect;
+
+    fn fake(scale: f64) -> String {
+        format!(
+            "randread bs=4096 qd=1: {:.0} IOPS, 1.00 MB/s (1 reads in 1.00 s)\n\
+             randread bs=4096 qd=32: {:.0} IOPS, 2.00 MB/s (1 reads in 1.00 s)\n\
+             seqread bs=131072 qd=4: {:.0} IOPS, 3.00 MB/s (1 reads in 1.00 s)\n",
+            1000.0 * scale,
+            3000.0 * scale,
+            200.0 * scale
+        )
+    }
+
+    #[test]
+    fn scripts() {
+        expect![[r#"[ -e /tmp/rust-has-disk ] || { echo skipped; exit 0; }; /lab/nvmetest bind rnvme /dev/rnvme0n1 >/dev/null && /lab/nvmetest bench /dev/rnvme0n1 randread --bs 4096 --qd 1 --seconds 0.5 && /lab/nvmetest bench /dev/rnvme0n1 randread --bs 4096 --qd 32 --seconds 0.5 && /lab/nvmetest bench /dev/rnvme0n1 seqread --bs 131072 --qd 4 --seconds 0.5"#]]
+        .assert_eq(&run_script("rnvme", "/dev/rnvme0n1", 0.5));
+        assert!(probe_script().contains("echo 0 >$p/sgl_threshold"));
+    }
+
+    #[test]
+    fn parse_and_render() {
+        let c = parse(&fake(1.0)).unwrap();
+        assert_eq!(c, Some(vec![1000.0, 3000.0, 200.0]));
+        assert_eq!(parse("skipped\n").unwrap(), None);
+        assert!(parse("randread bs=4096 qd=1: 5 IOPS\n").is_err());
+        let settings = "rust disk: yes\nrust queue depth: 256\n";
+        let runs = [
+            c.clone(),
+            parse(&fake(0.9)).unwrap(),
+            parse(&fake(1.0)).unwrap(),
+            c.clone(),
+        ];
+        expect![[r#"
+            IOPS of `O_DIRECT` reads (Linux AIO), 5 s each, 2 CPUs, one controller with 2 I/O queue pairs and a 64 MiB disk, under TCG; runs in the order they ran.
+
+            | workload | C (1) | Rust (1) | Rust (2) | C (2) | Rust/C | C/C |
+            |---|---:|---:|---:|---:|---:|---:|
+            | 4 KiB random read, QD 1 | 1000 | 900 | 1000 | 1000 | 0.95 | 1.00 |
+            | 4 KiB random read, QD 32 | 3000 | 2700 | 3000 | 3000 | 0.95 | 1.00 |
+            | 128 KiB sequential read, QD 4 | 200 | 180 | 200 | 200 | 0.95 | 1.00 |
+
+            Settings: rust disk: yes; rust queue depth: 256.
+        "#]]
+        .assert_eq(&render(&runs, settings, 5.0));
+        let only_c = [c.clone(), None, None, parse(&fake(1.1)).unwrap()];
+        expect![[r#"
+            IOPS of `O_DIRECT` reads (Linux AIO), 1 s each, 2 CPUs, one controller with 2 I/O queue pairs and a 64 MiB disk, under TCG; runs in the order they ran.
+
+            | workload | C (1) | C (2) | C/C |
+            |---|---:|---:|---:|
+            | 4 KiB random read, QD 1 | 1000 | 1100 | 1.10 |
+            | 4 KiB random read, QD 32 | 3000 | 3300 | 1.10 |
+            | 128 KiB sequential read, QD 4 | 200 | 220 | 1.10 |
+
+            Rust: not measurable yet (rnvme made no disk to read), so only the C driver's runs and their noise.
+
+            Settings: rust disk: no.
+        "#]]
+        .assert_eq(&render(&only_c, "rust disk: no\n", 1.0));
+        assert!(render(&runs[..2], "", 1.0).contains("incomplete"));
+    }
+}
