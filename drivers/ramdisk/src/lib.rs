@@ -9,15 +9,27 @@
 //! interrupts. The disk says it has a write cache, so flushes arrive too
 //! (there is nothing to flush). It is the test vehicle of the kernel
 //! crate's `block::mq` module: no `unsafe` here.
+//!
+//! With `deferred=1` the disk behaves like a device with a queue:
+//! `queue_rq` hands each request over ([`Request::into_in_flight`]) and
+//! posts its tag to a kernel thread, which finds the request again by tag
+//! and generation ([`TagSet::tag_to_rq_checked`]), as an interrupt handler
+//! does, and serves it there. `lose_sector=S` makes the disk never answer a
+//! request that covers sector `S`: its timeout (one second) takes it back
+//! ([`TimedOut::claim`]) and fails it with `ETIMEDOUT`.
 
 #![no_std]
 
 use kernel::block::mq::{
-    Busy, GenDisk, GenDiskBuilder, Op, Operations, Request, TagSet, TagSetOptions,
+    Busy, GenDisk, GenDiskBuilder, Op, Operations, Request, TagSet, TagSetOptions, TimedOut,
+    TimeoutAction,
 };
 use kernel::block::SECTOR_SHIFT;
 use kernel::page::{Page, PAGE_SIZE};
 use kernel::prelude::*;
+use kernel::sync::{Arc, CondVar, SpinLock};
+use kernel::task::Task;
+use kernel::{c_str, new_condvar, new_spinlock, pin_init};
 
 module! {
     type: RustRamdisk,
@@ -40,6 +52,16 @@ module! {
             default: 2,
             permissions: 0o444,
             description: "Hardware queues (blk-mq uses at most one per CPU), 1 to 64",
+        },
+        deferred: bool {
+            default: false,
+            permissions: 0o444,
+            description: "Serve requests in a kernel thread that finds them by tag",
+        },
+        lose_sector: i64 {
+            default: -1,
+            permissions: 0o444,
+            description: "Never answer a request covering this sector (-1: none)",
         },
     },
 }
@@ -102,8 +124,103 @@ impl Storage {
     // ANCHOR_END: serve
 }
 
+/// What the tag set's queues share: the mode, and the tags waiting for the
+/// completion thread.
+struct Shared {
+    deferred: bool,
+    lose_sector: Option<u64>,
+    pending: SpinLock<Pending>,
+    posted: CondVar,
+}
+
+/// The completion thread's queue: `(hardware queue, tag, generation)` of
+/// each request handed over, with room for every tag of the set.
+struct Pending {
+    tags: KVec<(u32, u32, u8)>,
+    stopping: bool,
+}
+
+/// The completion thread: serves the requests posted to it until it is
+/// dropped.
+struct Completer {
+    shared: Arc<Shared>,
+    _task: Task,
+}
+
+impl Completer {
+    fn start(tag_set: Arc<TagSet<RamDisk>>) -> Result<Self> {
+        let shared = tag_set.data().clone();
+        let task = Task::spawn(c_str!("rram-completer"), move || {
+            while let Some((hctx, tag, generation)) = next_posted(tag_set.data()) {
+                // A tag the thread has served already, or of an earlier use
+                // of the request, finds nothing.
+                if let Some(mut rq) = tag_set.tag_to_rq_checked(hctx, tag, generation) {
+                    let status = rq.queue_data().serve(&rq);
+                    *rq.data_mut() = status;
+                    rq.complete();
+                }
+            }
+        })?;
+        Ok(Completer {
+            shared,
+            _task: task,
+        })
+    }
+}
+
+impl Drop for Completer {
+    fn drop(&mut self) {
+        // The thread returns when it sees this; then the `Task` is stopped.
+        self.shared.pending.lock().stopping = true;
+        self.shared.posted.notify_all();
+    }
+}
+
+/// The next posted request, or `None` once the thread must stop.
+fn next_posted(shared: &Shared) -> Option<(u32, u32, u8)> {
+    let mut pending = shared.pending.lock();
+    loop {
+        if pending.stopping {
+            return None;
+        }
+        if let Some(posted) = pending.tags.pop() {
+            return Some(posted);
+        }
+        shared.posted.wait(&mut pending);
+    }
+}
+
 /// The driver's blk-mq callbacks.
 struct RamDisk;
+
+impl RamDisk {
+    /// Whether `rq` covers the sector the disk never answers.
+    fn is_lost(shared: &Shared, rq: &Request<Self>) -> bool {
+        shared.lose_sector.is_some_and(|lost| {
+            let sectors = u64::from(rq.bytes() >> SECTOR_SHIFT);
+            (rq.sector()..rq.sector().saturating_add(sectors)).contains(&lost)
+        })
+    }
+
+    /// Hands `rq` over to the completion thread.
+    fn post(shared: &Shared, rq: Request<Self>) {
+        let posted = (rq.hctx_index(), rq.tag(), rq.generation());
+        // Under the lock: the thread cannot look the tag up before the
+        // request is in flight.
+        let mut pending = shared.pending.lock();
+        if pending.tags.len() == pending.tags.capacity() {
+            // Cannot happen (there is room for every tag), but never wait.
+            drop(pending);
+            rq.end(Err(EIO));
+            return;
+        }
+        rq.into_in_flight();
+        // Within the capacity (checked above): no allocation.
+        let _ = pending.tags.push_within_capacity(posted);
+        drop(pending);
+        shared.posted.notify_one();
+    }
+}
 
 // ANCHOR: operations
 #[vtable]
@@ -111,23 +228,33 @@ impl Operations for RamDisk {
     /// What `queue_rq` found, for `complete` to end the request with.
     type RequestData = Result;
     type QueueData = Storage;
-    type SetData = ();
-    type HwData = ();
+    type SetData = Arc<Shared>;
+    /// Each hardware queue reaches the shared state directly.
+    type HwData = Arc<Shared>;
 
-    fn init_request(_set: &(), _hctx_idx: u32, _numa_node: i32) -> Result<Result> {
+    fn init_request(_set: &Arc<Shared>, _hctx_idx: u32, _numa_node: i32) -> Result<Result> {
         Ok(Ok(()))
     }
 
-    fn init_hctx(_set: &(), _hctx_idx: u32) -> Result {
-        Ok(())
+    fn init_hctx(set: &Arc<Shared>, _hctx_idx: u32) -> Result<Arc<Shared>> {
+        Ok(set.clone())
     }
 
     fn queue_rq(
-        _hw: &(),
+        shared: &Arc<Shared>,
         storage: &Storage,
         mut rq: Request<Self>,
         _is_last: bool,
     ) -> Result<(), Busy<Self>> {
+        if Self::is_lost(shared, &rq) {
+            // Only the timeout will find it.
+            rq.into_in_flight();
+            return Ok(());
+        }
+        if shared.deferred {
+            Self::post(shared, rq);
+            return Ok(());
+        }
         let status = storage.serve(&rq);
         *rq.data_mut() = status;
         // As a device would from its interrupt: blk-mq runs `complete`.
@@ -139,12 +266,26 @@ impl Operations for RamDisk {
         let status = *rq.data();
         rq.end(status);
     }
+
+    fn timeout(_storage: &Storage, rq: &TimedOut<'_, Self>) -> TimeoutAction {
+        match rq.claim() {
+            Some(rq) => {
+                pr_info!("request at sector {} timed out\n", rq.sector());
+                rq.end(Err(ETIMEDOUT));
+                TimeoutAction::Done
+            }
+            // Being completed right now: let that finish.
+            None => TimeoutAction::ResetTimer,
+        }
+    }
 }
 // ANCHOR_END: operations
 
-/// The module: its disks, removed when it unloads.
+/// The module: its disks, removed when it unloads, and the completion
+/// thread if `deferred`.
 struct RustRamdisk {
     disks: KVec<GenDisk<RamDisk>>,
+    completer: Option<Completer>,
 }
 
 impl kernel::Module for RustRamdisk {
@@ -154,12 +295,33 @@ impl kernel::Module for RustRamdisk {
             pr_err!("disks={count} capacity_mib={mib} hw_queues={queues}: out of range\n");
             return Err(EINVAL);
         }
+        let lost = u64::try_from(*lose_sector.read()).ok();
         let options = TagSetOptions {
             nr_hw_queues: queues,
             queue_depth: QUEUE_DEPTH,
+            // A lost request fails after a second, not blk-mq's 30.
+            timeout_ms: if lost.is_some() { 1000 } else { 0 },
             ..TagSetOptions::default()
         };
-        let tag_set = TagSet::<RamDisk>::new(options, ())?;
+        let shared = Arc::pin_init(
+            pin_init!(Shared {
+                deferred <- *deferred.read(),
+                lose_sector <- lost,
+                pending <- new_spinlock!(Pending {
+                    tags: KVec::with_capacity((queues * QUEUE_DEPTH) as usize, GFP_KERNEL)?,
+                    stopping: false,
+                }),
+                posted <- new_condvar!(),
+            }),
+            GFP_KERNEL,
+        )?;
+        let tag_set = TagSet::<RamDisk>::new(options, shared.clone())?;
+        // Started before the disks: adding a disk reads it.
+        let completer = if shared.deferred {
+            Some(Completer::start(tag_set.clone())?)
+        } else {
+            None
+        };
         let mut all = KVec::with_capacity(count as usize, GFP_KERNEL)?;
         for i in 0..count {
             let disk = GenDiskBuilder::new()
@@ -171,15 +333,20 @@ impl kernel::Module for RustRamdisk {
             all.push(disk, GFP_KERNEL)?;
             pr_info!("rram{i}: {mib} MiB, hw_queues={queues}\n");
         }
-        Ok(RustRamdisk { disks: all })
+        Ok(RustRamdisk {
+            disks: all,
+            completer,
+        })
     }
 }
 
 impl Drop for RustRamdisk {
     fn drop(&mut self) {
         let count = self.disks.len();
-        // Each disk waits for its requests, then goes.
+        // Each disk waits for its requests, then goes; the completion
+        // thread serves them meanwhile, and stops after.
         self.disks.clear();
+        self.completer = None;
         pr_info!("removed disks: {count}\n");
     }
 }

@@ -20,7 +20,10 @@
 //!   path from an interrupt handler).
 //! - [`Request::into_in_flight`]: the device has it. The driver finds it
 //!   again by its tag when the device completes it
-//!   ([`TagSet::tag_to_rq`]), when it times out ([`TimedOut::claim`]) or
+//!   ([`TagSet::tag_to_rq`], or [`TagSet::tag_to_rq_checked`] with the
+//!   request's [`generation`](Request::generation) so that a late
+//!   completion of an earlier use of the tag is ignored), when it times out
+//!   ([`TimedOut::claim`]) or
 //!   when the driver cancels everything in flight
 //!   ([`TagSet::claim_in_flight`]). Each of those hands out a [`Request`]
 //!   only if no other handle exists, so a bogus or repeated tag from the

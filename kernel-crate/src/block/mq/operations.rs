@@ -173,7 +173,7 @@ impl<T: Operations> OperationsVTable<T> {
         unsafe { bindings::blk_mq_start_request(rq) };
         // SAFETY: `rq` belongs to a tag set for `T` and nothing else holds
         // a `Request` for it: blk-mq just handed it over.
-        let request = unsafe { Request::<T>::take(rq) };
+        let request = unsafe { Request::<T>::take(rq, true) };
         // SAFETY: the callback runs on a hardware queue of a disk of `T`,
         // between `init_hctx` and `exit_hctx`.
         let (hw, queue) = unsafe { (Self::hw_data(hctx), Self::queue_data(hctx)) };
@@ -197,7 +197,7 @@ impl<T: Operations> OperationsVTable<T> {
         // SAFETY: blk-mq calls `complete` only for a request that
         // `Request::complete` passed to `blk_mq_complete_request`, which
         // gave up its handle: this is the only one.
-        let request = unsafe { Request::<T>::take(rq) };
+        let request = unsafe { Request::<T>::take(rq, false) };
         // SAFETY: the request belongs to a disk of `T`, whose data lives
         // while it has requests.
         let queue = unsafe { &*bindings::rust_helper_rq_queuedata(rq).cast::<T::QueueData>() };

@@ -5,7 +5,7 @@
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU16, Ordering};
 
 use super::Operations;
 use crate::bindings;
@@ -13,29 +13,33 @@ use crate::error::{code::EINVAL, Result};
 use crate::page::{Page, PAGE_SIZE};
 use crate::scatterlist::SgTable;
 
-// Who holds a request, kept in its `Pdu` (see `Request`'s invariants).
+// Who holds a request, in the low byte of its `Pdu`'s state (see
+// `Request`'s invariants); the high byte counts the times blk-mq handed the
+// request to `queue_rq` ([`Request::generation`]).
 /// blk-mq: not started, ended, or being requeued.
-const IDLE: u8 = 0;
+const IDLE: u16 = 0;
 /// A `Request` handle.
-const OWNED: u8 = 1;
+const OWNED: u16 = 1;
 /// The device: no handle exists; a claim by tag makes one.
-const IN_FLIGHT: u8 = 2;
+const IN_FLIGHT: u16 = 2;
 /// On its way to `Operations::complete`.
-const COMPLETING: u8 = 3;
+const COMPLETING: u16 = 3;
+/// The holder's bits of the state.
+const HOLDER: u16 = 0xff;
 
 /// What blk-mq allocates behind each request for the driver (the `cmd_size`
-/// bytes that `blk_mq_rq_to_pdu` returns): who holds the request, and the
-/// driver's data.
+/// bytes that `blk_mq_rq_to_pdu` returns): who holds the request and its
+/// generation, and the driver's data.
 #[repr(C)]
 pub(crate) struct Pdu<T: Operations> {
-    state: AtomicU8,
+    state: AtomicU16,
     data: T::RequestData,
 }
 
 impl<T: Operations> Pdu<T> {
     pub(crate) fn new(data: T::RequestData) -> Self {
         Pdu {
-            state: AtomicU8::new(IDLE),
+            state: AtomicU16::new(IDLE),
             data,
         }
     }
@@ -46,7 +50,7 @@ impl<T: Operations> Pdu<T> {
 /// # Safety
 ///
 /// `rq` is a live request of a tag set for `T` whose PDU is initialised.
-unsafe fn state<'a, T: Operations>(rq: *mut bindings::request) -> &'a AtomicU8 {
+unsafe fn state<'a, T: Operations>(rq: *mut bindings::request) -> &'a AtomicU16 {
     // SAFETY: the PDU is an initialised `Pdu<T>` (the caller guarantees
     // it); the state is atomic, so a shared reference to it alone is fine
     // while the data is borrowed elsewhere.
@@ -56,17 +60,30 @@ unsafe fn state<'a, T: Operations>(rq: *mut bindings::request) -> &'a AtomicU8 {
     }
 }
 
-/// Claims request `rq` for a new [`Request`] if the device holds it.
+/// Claims request `rq` for a new [`Request`] if the device holds it (and,
+/// with `generation`, if that is the request's generation).
 ///
 /// # Safety
 ///
 /// As for [`state`].
-pub(crate) unsafe fn claim<T: Operations>(rq: *mut bindings::request) -> Option<Request<T>> {
+pub(crate) unsafe fn claim<T: Operations>(
+    rq: *mut bindings::request,
+    generation: Option<u8>,
+) -> Option<Request<T>> {
     // SAFETY: the caller guarantees that `rq` is live with a `Pdu<T>`.
     let state = unsafe { state::<T>(rq) };
+    let current = state.load(Ordering::Relaxed);
+    if current & HOLDER != IN_FLIGHT || generation.is_some_and(|g| g != (current >> 8) as u8) {
+        return None;
+    }
     // Acquire: what the handle that put it in flight wrote is visible.
     state
-        .compare_exchange(IN_FLIGHT, OWNED, Ordering::Acquire, Ordering::Relaxed)
+        .compare_exchange(
+            current,
+            (current & !HOLDER) | OWNED,
+            Ordering::Acquire,
+            Ordering::Relaxed,
+        )
         .ok()?;
     // INVARIANT: the state went from in flight to owned here: this is the
     // only handle. The request stays allocated until it is ended, which
@@ -130,16 +147,24 @@ pub struct Request<T: Operations> {
 unsafe impl<T: Operations> Send for Request<T> {}
 
 impl<T: Operations> Request<T> {
-    /// Takes request `rq` over from blk-mq.
+    /// Takes request `rq` over from blk-mq; `queue_rq` starts a new
+    /// generation (`next_generation`), `complete` does not.
     ///
     /// # Safety
     ///
     /// `rq` is a live request of a tag set for `T` with an initialised
     /// `Pdu<T>`, which blk-mq has just handed to the driver (`queue_rq`,
     /// `complete`): no other `Request` exists for it.
-    pub(crate) unsafe fn take(rq: *mut bindings::request) -> Self {
+    pub(crate) unsafe fn take(rq: *mut bindings::request, next_generation: bool) -> Self {
         // SAFETY: the caller guarantees that `rq` is live with a `Pdu<T>`.
-        unsafe { state::<T>(rq) }.store(OWNED, Ordering::Relaxed);
+        let state = unsafe { state::<T>(rq) };
+        // Nothing else changes the state now: no handle exists and the
+        // request is not in flight, so claims fail.
+        let mut generation = state.load(Ordering::Relaxed) & !HOLDER;
+        if next_generation {
+            generation = generation.wrapping_add(1 << 8);
+        }
+        state.store(generation | OWNED, Ordering::Relaxed);
         // INVARIANT: the caller guarantees that this is the only handle;
         // the state is now `OWNED`.
         Request {
@@ -158,13 +183,23 @@ impl<T: Operations> Request<T> {
         unsafe { bindings::rust_helper_blk_mq_rq_to_pdu(self.as_raw()).cast() }
     }
 
-    /// Gives the request up with its state set to `to` (`Release`: what
+    /// Gives the request up with its holder set to `to` (`Release`: what
     /// this handle wrote is visible to the next one).
-    fn release(self, to: u8) -> *mut bindings::request {
+    fn release(self, to: u16) -> *mut bindings::request {
         let this = ManuallyDrop::new(self);
         // SAFETY: the request is live with a `Pdu<T>` (type invariant).
-        unsafe { state::<T>(this.as_raw()) }.store(to, Ordering::Release);
+        unsafe { set_holder::<T>(this.as_raw(), to) };
         this.as_raw()
+    }
+
+    /// How many times blk-mq has handed this request to `queue_rq`, modulo
+    /// 256: a driver that puts it (or some of its bits) in the device's
+    /// command beside the tag can tell a late completion of an earlier use
+    /// of the tag from the current one ([`super::TagSet::tag_to_rq_checked`]),
+    /// as C's NVMe driver does with its command ids.
+    pub fn generation(&self) -> u8 {
+        // SAFETY: the request is live with a `Pdu<T>` (type invariant).
+        (unsafe { state::<T>(self.as_raw()) }.load(Ordering::Relaxed) >> 8) as u8
     }
 
     /// The request's tag: its number within its hardware queue, what a
@@ -205,6 +240,16 @@ impl<T: Operations> Request<T> {
     pub fn nr_phys_segments(&self) -> u32 {
         // SAFETY: the request is live (type invariant).
         unsafe { bindings::rust_helper_blk_rq_nr_phys_segments(self.as_raw()) }
+    }
+
+    /// The data of the request's disk (given to
+    /// [`GenDiskBuilder::build`](super::GenDiskBuilder::build)), for a
+    /// driver that serves a request away from the callback that got it.
+    pub fn queue_data(&self) -> &T::QueueData {
+        // SAFETY: the request is live (type invariant); its disk's
+        // `queuedata` is the `KBox<T::QueueData>` of its `GenDisk`, which
+        // waits for its requests (`del_gendisk`) before dropping it.
+        unsafe { &*bindings::rust_helper_rq_queuedata(self.as_raw()).cast::<T::QueueData>() }
     }
 
     /// The driver's data of this request.
@@ -319,10 +364,26 @@ impl<T: Operations> Request<T> {
     }
 }
 
+/// Sets the holder of `rq` (held by the caller) to `to`, keeping its
+/// generation.
+///
+/// # Safety
+///
+/// `rq` is a live request of a tag set for `T` with an initialised
+/// `Pdu<T>`, which the caller's `Request` holds.
+unsafe fn set_holder<T: Operations>(rq: *mut bindings::request, to: u16) {
+    // SAFETY: the caller guarantees that `rq` is live with a `Pdu<T>`.
+    let state = unsafe { state::<T>(rq) };
+    // Only the holder changes a held request's state.
+    let generation = state.load(Ordering::Relaxed) & !HOLDER;
+    state.store(generation | to, Ordering::Release);
+}
+
 impl<T: Operations> Drop for Request<T> {
     fn drop(&mut self) {
-        // SAFETY: the request is live with a `Pdu<T>` (type invariant).
-        unsafe { state::<T>(self.as_raw()) }.store(IDLE, Ordering::Release);
+        // SAFETY: the request is live with a `Pdu<T>` (type invariant),
+        // held by this handle.
+        unsafe { set_holder::<T>(self.as_raw(), IDLE) };
         // SAFETY: this is the only handle, not used again: the request is
         // the driver's to end, once.
         unsafe {
@@ -529,6 +590,6 @@ impl<T: Operations> TimedOut<'_, T> {
     /// [`TimeoutAction::Done`](super::TimeoutAction::Done).
     pub fn claim(&self) -> Option<Request<T>> {
         // SAFETY: the request is live with a `Pdu<T>` (type invariant).
-        unsafe { claim::<T>(self.rq) }
+        unsafe { claim::<T>(self.rq, None) }
     }
 }

@@ -152,6 +152,10 @@ impl<T: Operations> TagSet<T> {
     /// handle exists. A tag out of range, of a request that is not in
     /// flight or already claimed, gives `None`.
     pub fn tag_to_rq(&self, hctx_idx: u32, tag: u32) -> Option<Request<T>> {
+        self.lookup(hctx_idx, tag, None)
+    }
+
+    fn lookup(&self, hctx_idx: u32, tag: u32, generation: Option<u8>) -> Option<Request<T>> {
         // SAFETY: the set is allocated (type invariant); the helper checks
         // the queue index and the tag against the set's sizes.
         let rq = unsafe { bindings::rust_helper_blk_mq_tag_to_rq(self.as_raw(), hctx_idx, tag) };
@@ -160,9 +164,17 @@ impl<T: Operations> TagSet<T> {
         }
         // SAFETY: a request of this set's tags: live while the set is, and
         // its PDU initialised by `init_request` when it was allocated.
-        unsafe { claim::<T>(rq) }
+        unsafe { claim::<T>(rq, generation) }
     }
     // ANCHOR_END: tag_to_rq
+
+    /// [`tag_to_rq`](Self::tag_to_rq), but `Some` only if the request is in
+    /// its [`generation`](Request::generation): a completion the device
+    /// sends late, for an earlier use of the tag (after a timeout ended
+    /// that one), does not take the request that now has the tag.
+    pub fn tag_to_rq_checked(&self, hctx_idx: u32, tag: u32, generation: u8) -> Option<Request<T>> {
+        self.lookup(hctx_idx, tag, Some(generation))
+    }
 
     /// Claims every request that the device holds, on every hardware queue
     /// (`blk_mq_tagset_busy_iter`), and gives each to `f`: to fail or
@@ -186,7 +198,7 @@ impl<T: Operations> TagSet<T> {
         let f = unsafe { &mut *f.cast::<&mut dyn FnMut(Request<T>)>() };
         // SAFETY: the iteration holds a reference on a started request of
         // this set, whose PDU `init_request` initialised.
-        if let Some(request) = unsafe { claim::<T>(rq) } {
+        if let Some(request) = unsafe { claim::<T>(rq, None) } {
             f(request);
         }
         true
