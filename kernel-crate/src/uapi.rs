@@ -5,6 +5,30 @@
 //! A driver parses the structs from the bytes it copies in, with the
 //! sizes given here, so that it needs no `unsafe` to read C unions.
 
+/// Modules of `pub const NAME: u32` with the value of `bindings::NAME`
+/// (`NAME = C_NAME`: of `bindings::C_NAME`): the uapi's numbers as tables
+/// of names instead of one declaration each. A name without its own doc
+/// comment is documented by its module's.
+macro_rules! uapi_consts {
+    ($($(#[$mod_doc:meta])* $module:ident {
+        $($(#[$doc:meta])* $name:ident $(= $c_name:ident)?),* $(,)?
+    })*) => {
+        $(
+            $(#[$mod_doc])*
+            #[allow(missing_docs)]
+            pub mod $module {
+                $($(#[$doc])* pub const $name: u32 = uapi_consts!(@value $name $($c_name)?);)*
+            }
+        )*
+    };
+    (@value $name:ident) => {
+        crate::bindings::$name
+    };
+    (@value $name:ident $c_name:ident) => {
+        crate::bindings::$c_name
+    };
+}
+
 /// Binder's protocol, version 8.
 ///
 /// C header: [`include/uapi/linux/android/binder.h`](https://elixir.bootlin.com/linux/v6.1/source/include/uapi/linux/android/binder.h).
@@ -43,75 +67,32 @@ pub mod binder {
     pub const SET_CONTEXT_MGR_EXT: u32 = iow::<bindings::flat_binder_object>(b'b', 13);
     // ANCHOR_END: ioctls
 
-    /// The commands (`BC_*`) and returns (`BR_*`) of `BINDER_WRITE_READ`.
-    #[allow(missing_docs)]
-    pub mod cmd {
-        use crate::bindings;
+    uapi_consts! {
+        /// The commands (`BC_*`) and returns (`BR_*`) of `BINDER_WRITE_READ`.
+        cmd {
+            BC_TRANSACTION, BC_REPLY, BC_ACQUIRE_RESULT, BC_FREE_BUFFER, BC_INCREFS,
+            BC_ACQUIRE, BC_RELEASE, BC_DECREFS, BC_INCREFS_DONE, BC_ACQUIRE_DONE,
+            BC_ATTEMPT_ACQUIRE, BC_REGISTER_LOOPER, BC_ENTER_LOOPER, BC_EXIT_LOOPER,
+            BC_REQUEST_DEATH_NOTIFICATION, BC_CLEAR_DEATH_NOTIFICATION, BC_DEAD_BINDER_DONE,
+            BC_TRANSACTION_SG, BC_REPLY_SG,
 
-        pub const BC_TRANSACTION: u32 = bindings::BC_TRANSACTION;
-        pub const BC_REPLY: u32 = bindings::BC_REPLY;
-        pub const BC_ACQUIRE_RESULT: u32 = bindings::BC_ACQUIRE_RESULT;
-        pub const BC_FREE_BUFFER: u32 = bindings::BC_FREE_BUFFER;
-        pub const BC_INCREFS: u32 = bindings::BC_INCREFS;
-        pub const BC_ACQUIRE: u32 = bindings::BC_ACQUIRE;
-        pub const BC_RELEASE: u32 = bindings::BC_RELEASE;
-        pub const BC_DECREFS: u32 = bindings::BC_DECREFS;
-        pub const BC_INCREFS_DONE: u32 = bindings::BC_INCREFS_DONE;
-        pub const BC_ACQUIRE_DONE: u32 = bindings::BC_ACQUIRE_DONE;
-        pub const BC_ATTEMPT_ACQUIRE: u32 = bindings::BC_ATTEMPT_ACQUIRE;
-        pub const BC_REGISTER_LOOPER: u32 = bindings::BC_REGISTER_LOOPER;
-        pub const BC_ENTER_LOOPER: u32 = bindings::BC_ENTER_LOOPER;
-        pub const BC_EXIT_LOOPER: u32 = bindings::BC_EXIT_LOOPER;
-        pub const BC_REQUEST_DEATH_NOTIFICATION: u32 = bindings::BC_REQUEST_DEATH_NOTIFICATION;
-        pub const BC_CLEAR_DEATH_NOTIFICATION: u32 = bindings::BC_CLEAR_DEATH_NOTIFICATION;
-        pub const BC_DEAD_BINDER_DONE: u32 = bindings::BC_DEAD_BINDER_DONE;
-        pub const BC_TRANSACTION_SG: u32 = bindings::BC_TRANSACTION_SG;
-        pub const BC_REPLY_SG: u32 = bindings::BC_REPLY_SG;
-
-        pub const BR_ERROR: u32 = bindings::BR_ERROR;
-        pub const BR_OK: u32 = bindings::BR_OK;
-        pub const BR_TRANSACTION: u32 = bindings::BR_TRANSACTION;
-        pub const BR_REPLY: u32 = bindings::BR_REPLY;
-        pub const BR_DEAD_REPLY: u32 = bindings::BR_DEAD_REPLY;
-        pub const BR_TRANSACTION_COMPLETE: u32 = bindings::BR_TRANSACTION_COMPLETE;
-        pub const BR_INCREFS: u32 = bindings::BR_INCREFS;
-        pub const BR_ACQUIRE: u32 = bindings::BR_ACQUIRE;
-        pub const BR_RELEASE: u32 = bindings::BR_RELEASE;
-        pub const BR_DECREFS: u32 = bindings::BR_DECREFS;
-        pub const BR_NOOP: u32 = bindings::BR_NOOP;
-        pub const BR_SPAWN_LOOPER: u32 = bindings::BR_SPAWN_LOOPER;
-        pub const BR_DEAD_BINDER: u32 = bindings::BR_DEAD_BINDER;
-        pub const BR_CLEAR_DEATH_NOTIFICATION_DONE: u32 =
-            bindings::BR_CLEAR_DEATH_NOTIFICATION_DONE;
-        pub const BR_FAILED_REPLY: u32 = bindings::BR_FAILED_REPLY;
-    }
-
-    /// Object types (`hdr.type` of an object in a transaction).
-    #[allow(missing_docs)]
-    pub mod obj {
-        use crate::bindings;
-
-        pub const TYPE_BINDER: u32 = bindings::BINDER_TYPE_BINDER;
-        pub const TYPE_WEAK_BINDER: u32 = bindings::BINDER_TYPE_WEAK_BINDER;
-        pub const TYPE_HANDLE: u32 = bindings::BINDER_TYPE_HANDLE;
-        pub const TYPE_WEAK_HANDLE: u32 = bindings::BINDER_TYPE_WEAK_HANDLE;
-        pub const TYPE_FD: u32 = bindings::BINDER_TYPE_FD;
-        pub const TYPE_FDA: u32 = bindings::BINDER_TYPE_FDA;
-        pub const TYPE_PTR: u32 = bindings::BINDER_TYPE_PTR;
-        /// A node that accepts file descriptors in transactions to it.
-        pub const FLAG_ACCEPTS_FDS: u32 = bindings::FLAT_BINDER_FLAG_ACCEPTS_FDS;
-    }
-
-    /// Transaction flags (`binder_transaction_data.flags`).
-    #[allow(missing_docs)]
-    pub mod tf {
-        use crate::bindings;
-
-        pub const ONE_WAY: u32 = bindings::TF_ONE_WAY;
-        pub const ROOT_OBJECT: u32 = bindings::TF_ROOT_OBJECT;
-        pub const STATUS_CODE: u32 = bindings::TF_STATUS_CODE;
-        pub const ACCEPT_FDS: u32 = bindings::TF_ACCEPT_FDS;
-        pub const CLEAR_BUF: u32 = bindings::TF_CLEAR_BUF;
-        pub const UPDATE_TXN: u32 = bindings::TF_UPDATE_TXN;
+            BR_ERROR, BR_OK, BR_TRANSACTION, BR_REPLY, BR_DEAD_REPLY,
+            BR_TRANSACTION_COMPLETE, BR_INCREFS, BR_ACQUIRE, BR_RELEASE, BR_DECREFS,
+            BR_NOOP, BR_SPAWN_LOOPER, BR_DEAD_BINDER, BR_CLEAR_DEATH_NOTIFICATION_DONE,
+            BR_FAILED_REPLY,
+        }
+        /// Object types (`hdr.type` of an object in a transaction).
+        obj {
+            TYPE_BINDER = BINDER_TYPE_BINDER, TYPE_WEAK_BINDER = BINDER_TYPE_WEAK_BINDER,
+            TYPE_HANDLE = BINDER_TYPE_HANDLE, TYPE_WEAK_HANDLE = BINDER_TYPE_WEAK_HANDLE,
+            TYPE_FD = BINDER_TYPE_FD, TYPE_FDA = BINDER_TYPE_FDA, TYPE_PTR = BINDER_TYPE_PTR,
+            /// A node that accepts file descriptors in transactions to it.
+            FLAG_ACCEPTS_FDS = FLAT_BINDER_FLAG_ACCEPTS_FDS,
+        }
+        /// Transaction flags (`binder_transaction_data.flags`).
+        tf {
+            ONE_WAY = TF_ONE_WAY, ROOT_OBJECT = TF_ROOT_OBJECT, STATUS_CODE = TF_STATUS_CODE,
+            ACCEPT_FDS = TF_ACCEPT_FDS, CLEAR_BUF = TF_CLEAR_BUF, UPDATE_TXN = TF_UPDATE_TXN,
+        }
     }
 }
