@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -290,6 +291,25 @@ static void *aligned(size_t n)
 	return p;
 }
 
+/*
+ * A buffer on 2 MiB pages where the kernel has them: a large write is then
+ * a few physically contiguous segments, and one request can carry more
+ * pages than a PRP list page holds (a chained list).
+ */
+static void *huge(size_t n)
+{
+	void *p;
+
+	if (n < (1 << 20))
+		return aligned(n);
+	n = (n + (2 << 20) - 1) & ~(size_t)((2 << 20) - 1);
+	if (posix_memalign(&p, 2 << 20, n))
+		die("posix_memalign");
+	madvise(p, n, MADV_HUGEPAGE);
+	memset(p, 0, n);
+	return p;
+}
+
 /* Reads the whole device in 1 MiB pieces: calls `each` on every piece. */
 static void read_all(struct dev *d, void (*each)(void *ctx, uint64_t lba, const uint8_t *p, size_t n),
 		     void *ctx)
@@ -495,6 +515,7 @@ struct writer {
 	int index, threads;
 	int cpu;
 	int err;
+	int failed;		/* the op that failed */
 };
 
 static void *write_ops(void *arg)
@@ -514,13 +535,14 @@ static void *write_ops(void *arg)
 		if (have < len + PAGE) {
 			free(buf);
 			have = len + PAGE;
-			buf = aligned(have);
+			buf = huge(have);
 		}
 		for (uint32_t s = 0; s < o->sectors; s++)
 			pattern_sector(w->plan->seed, o->lba + s, w->plan->gen,
 				       buf + o->offset + (size_t)s * SECTOR);
 		if (pwrite(w->fd, buf + o->offset, len, o->lba * SECTOR) != (ssize_t)len) {
 			w->err = errno ? errno : EIO;
+			w->failed = i;
 			break;
 		}
 	}
@@ -540,7 +562,7 @@ static int cmd_write(const char *path, struct plan *p)
 	if (threads > 64)
 		threads = 64;
 	for (int t = 0; t < threads; t++) {
-		w[t] = (struct writer){ p, d.fd, t, threads, t % (cpus > 0 ? cpus : 1), 0 };
+		w[t] = (struct writer){ p, d.fd, t, threads, t % (cpus > 0 ? cpus : 1), 0, 0 };
 		if (pthread_create(&tid[t], NULL, write_ops, &w[t]))
 			die("pthread_create");
 	}
@@ -548,7 +570,11 @@ static int cmd_write(const char *path, struct plan *p)
 		pthread_join(tid[t], NULL);
 	for (int t = 0; t < threads; t++) {
 		if (w[t].err) {
-			printf("write: %s\n", errname(w[t].err));
+			struct op *o = &p->ops[w[t].failed];
+
+			printf("write %d (%s: %u sectors at LBA %llu, buffer at %u in its page): %s\n",
+			       w[t].failed, class_name[o->class], o->sectors,
+			       (unsigned long long)o->lba, o->offset, errname(w[t].err));
 			return 1;
 		}
 	}
@@ -662,6 +688,15 @@ static int cmd_inflight(const char *path, double seconds)
 		printf("inflight: reads ran for %g s without an error\n", seconds);
 		return 0;
 	}
+	/* In name order: which thread failed first does not matter. */
+	for (int i = 0; i < n; i++)
+		for (int k = i + 1; k < n; k++)
+			if (strcmp(errname(errs[k]), errname(errs[i])) < 0) {
+				int e = errs[i];
+
+				errs[i] = errs[k];
+				errs[k] = e;
+			}
 	printf("inflight: reads failed with");
 	for (int k = 0; k < n; k++)
 		printf(" %s", errname(errs[k]));
