@@ -175,6 +175,7 @@ fn main() {
         .allowlist_type("pci_device_id")
         .allowlist_type("ida")
         .allowlist_type("irqreturn")
+        .allowlist_type("irq_affinity")
         .allowlist_type("dma_data_direction")
         .allowlist_function("__pci_register_driver")
         .allowlist_function("pci_unregister_driver")

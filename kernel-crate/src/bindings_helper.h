@@ -83,6 +83,7 @@ const int RUST_CONST_HELPER_O_CLOEXEC = O_CLOEXEC;
 
 /* PCI, MMIO, DMA, interrupts (pci.rs, io.rs, dma.rs, irq.rs). */
 const unsigned int RUST_CONST_HELPER_PCI_IRQ_MSIX = PCI_IRQ_MSIX;
+const unsigned int RUST_CONST_HELPER_PCI_IRQ_AFFINITY = PCI_IRQ_AFFINITY;
 const unsigned long RUST_CONST_HELPER_IORESOURCE_MEM = IORESOURCE_MEM;
 
 /* The block layer (block/, scatterlist.rs): `(__force blk_status_t)` casts

@@ -59,20 +59,49 @@ pub struct Vectors {
 }
 
 impl Vectors {
-    /// Allocates between `min` and `max` MSI-X vectors on `pdev`.
+    /// Allocates between `min` and `max` MSI-X vectors on `pdev`, each
+    /// free to fire on any CPU.
     pub fn alloc_msix(pdev: &pci::Device, min: u32, max: u32) -> Result<Arc<Vectors>> {
+        Self::alloc(pdev, min, max, None)
+    }
+
+    /// Allocates between `min` and `max` MSI-X vectors on `pdev`; after
+    /// the first `pre` (left to any CPU), the kernel spreads them over the
+    /// CPUs (`PCI_IRQ_AFFINITY`): vector `pre + i` fires on the CPUs of
+    /// the `i`-th group, so a queue per CPU completes on its own CPU.
+    pub fn alloc_msix_spread(
+        pdev: &pci::Device,
+        min: u32,
+        max: u32,
+        pre: u32,
+    ) -> Result<Arc<Vectors>> {
+        if pre >= min {
+            return Err(EINVAL);
+        }
+        Self::alloc(pdev, min, max, Some(pre))
+    }
+
+    fn alloc(pdev: &pci::Device, min: u32, max: u32, spread: Option<u32>) -> Result<Arc<Vectors>> {
         if min == 0 || min > max {
             return Err(EINVAL);
         }
-        // SAFETY: the function is alive (`pdev`); no affinity descriptor.
+        let mut flags = bindings::RUST_CONST_HELPER_PCI_IRQ_MSIX;
+        // SAFETY: all zeroes is a valid `irq_affinity` (no sets, no
+        // callback).
+        let mut affinity: bindings::irq_affinity = unsafe { core::mem::zeroed() };
+        let affd = match spread {
+            Some(pre) => {
+                flags |= bindings::RUST_CONST_HELPER_PCI_IRQ_AFFINITY;
+                affinity.pre_vectors = pre;
+                &raw mut affinity
+            }
+            None => core::ptr::null_mut(),
+        };
+        // SAFETY: the function is alive (`pdev`); `affd` is NULL or points
+        // at a descriptor that lives across the call (the kernel copies
+        // what it needs).
         let n = to_result(unsafe {
-            bindings::pci_alloc_irq_vectors_affinity(
-                pdev.as_raw(),
-                min,
-                max,
-                bindings::RUST_CONST_HELPER_PCI_IRQ_MSIX,
-                core::ptr::null_mut(),
-            )
+            bindings::pci_alloc_irq_vectors_affinity(pdev.as_raw(), min, max, flags, affd)
         })?;
         // INVARIANT: `n >= min > 0` vectors were allocated.
         let vectors = Vectors {
