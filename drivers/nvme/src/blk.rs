@@ -90,7 +90,7 @@ impl mq::Operations for NvmeOps {
         queue: &Arc<Queue>,
         ns: &NsData,
         mut rq: Request<Self>,
-        _is_last: bool,
+        is_last: bool,
     ) -> Result<(), Busy<Self>> {
         let cmd = match rq.op() {
             Op::Read => read_write(io::READ, ns, &mut rq, dma::Direction::FromDevice),
@@ -117,11 +117,17 @@ impl mq::Operations for NvmeOps {
         // command identifier and slot.
         let cmd = cmd.with_cid(rq.tag() as u16);
         rq.into_in_flight();
-        if queue.submit(&cmd).is_err() {
+        // The doorbell is rung for the last request of a batch only (or by
+        // `commit_rqs`).
+        if queue.submit(&cmd, is_last).is_err() {
             // Cannot happen (see above); the timeout path gets it back.
             pr_err!("rnvme: queue {} full\n", queue.qid);
         }
         Ok(())
+    }
+
+    fn commit_rqs(queue: &Arc<Queue>, _ns: &NsData) {
+        queue.ring();
     }
 
     fn complete(_ns: &NsData, mut rq: Request<Self>) {

@@ -19,6 +19,8 @@ pub(crate) mod admin {
     pub(crate) const IDENTIFY: u8 = 0x06;
     /// Abort.
     pub(crate) const ABORT: u8 = 0x08;
+    /// Doorbell buffer config: the shadow doorbell pages.
+    pub(crate) const DOORBELL_BUFFER_CONFIG: u8 = 0x7c;
     /// Set features.
     pub(crate) const SET_FEATURES: u8 = 0x09;
 }

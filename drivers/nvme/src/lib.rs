@@ -16,14 +16,18 @@
 //! waits for their requests), then the I/O queues, and shuts the
 //! controller down (CC.SHN) before anything is freed.
 //!
-//! Not done: shadow doorbells (the C driver uses them when the controller
-//! offers them, as QEMU's does), a controller reset (a request that times
-//! out after its abort is failed, its pages left mapped), polled queues.
+//! The I/O queues use shadow doorbells when the controller offers them
+//! (QEMU's does), as the C driver does, and ring the doorbell once per
+//! batch of requests.
+//!
+//! Not done: a controller reset (a request that times out after its abort
+//! is failed, its pages left mapped), polled queues.
 
 #![no_std]
 
 use core::ffi::CStr;
 use core::pin::Pin;
+use core::sync::atomic::Ordering;
 
 use kernel::block::mq::{GenDisk, GenDiskBuilder, TagSet, TagSetOptions};
 use kernel::delay::{usleep_range, Jiffies};
@@ -41,7 +45,7 @@ mod regs;
 
 use blk::{IoIrq, IoShared, NsData, NvmeOps};
 use cmd::{admin, cns, feature, Command};
-use queue::Queue;
+use queue::{Queue, Shadow};
 use regs::Cap;
 
 module! {
@@ -127,6 +131,8 @@ struct Controller {
     io_queues: KVec<IoQueue>,
     shared: Option<Arc<IoShared>>,
     vectors: Option<Arc<irq::Vectors>>,
+    /// The shadow doorbell pages (the queues hold them too).
+    shadow: Option<Arc<Shadow>>,
     namespaces: KVec<Namespace>,
     admin: Arc<Admin>,
 }
@@ -178,7 +184,14 @@ impl pci::Driver for NvmeDriver {
             // This driver's PRPs assume 4 KiB memory pages.
             return Err(ENODEV);
         }
-        let queue = Queue::new(pdev.as_dev(), &bar, 0, ADMIN_DEPTH, cap.doorbell_stride())?;
+        let queue = Queue::new(
+            pdev.as_dev(),
+            &bar,
+            0,
+            ADMIN_DEPTH,
+            cap.doorbell_stride(),
+            None,
+        )?;
         let (owner, regs) = (pdev.clone(), bar.clone());
         let admin = Arc::pin_init(
             pin_init!(Admin {
@@ -196,6 +209,7 @@ impl pci::Driver for NvmeDriver {
             io_queues: KVec::new(),
             shared: None,
             vectors: None,
+            shadow: None,
             namespaces: KVec::new(),
             admin,
         };
@@ -297,7 +311,7 @@ impl Admin {
         let mut admin = self.queue.lock();
         let cid = admin.next_cid;
         admin.next_cid = admin.next_cid.wrapping_add(1) % ADMIN_DEPTH;
-        admin.queue.submit(&cmd.with_cid(cid))?;
+        admin.queue.submit(&cmd.with_cid(cid), true)?;
         let deadline = Jiffies::now().after_ms(ADMIN_TIMEOUT_MS);
         loop {
             let mut done = None;
@@ -357,16 +371,37 @@ impl Controller {
         let admin = self.admin.clone();
         enable(&admin.bar, admin.cap, &admin.queue.lock().queue)?;
         let page = CoherentAllocation::<u8>::alloc(admin.pdev.as_dev(), 4096, GFP_KERNEL)?;
-        let (nn, max_transfer) = self.identify_controller(&page)?;
+        let (nn, max_transfer, oacs) = self.identify_controller(&page)?;
         self.identify_namespaces(&page, nn)?;
         // One I/O queue per CPU, each with a vector; the admin queue has
         // vector 0 (polled, it gets no handler).
         let want = cpu::num_online_cpus().clamp(1, 64);
         let granted = self.set_queue_count(want)?;
-        let vectors = irq::Vectors::alloc_msix(&admin.pdev, 2, granted + 1)?;
+        let vectors = irq::Vectors::alloc_msix_spread(&admin.pdev, 2, granted + 1, 1)?;
         let count = granted.min(vectors.count() - 1);
-        self.create_io_queues(&vectors, count, max_transfer)?;
+        // Shadow doorbells when the controller has them (OACS bit 8), as
+        // the C driver does.
+        let shadow = if oacs & (1 << 8) != 0 {
+            Some(Shadow::new(admin.pdev.as_dev())?)
+        } else {
+            None
+        };
+        self.create_io_queues(&vectors, count, max_transfer, shadow.as_ref())?;
         self.vectors = Some(vectors);
+        if let Some(shadow) = shadow {
+            let (dbs, eis) = shadow.dma();
+            // After the queues exist, as the C driver does; without it the
+            // doorbells are only registers.
+            if admin
+                .command(Command::new(admin::DOORBELL_BUFFER_CONFIG).prp(dbs, eis))
+                .is_ok()
+            {
+                shadow.enabled.store(true, Ordering::Release);
+            } else {
+                pr_warn!("{}: shadow doorbells refused\n", self.name());
+            }
+            self.shadow = Some(shadow);
+        }
         pr_info!(
             "{}: {} I/O queue pairs of {} entries ({} wanted, {} granted)\n",
             self.name(),
@@ -380,9 +415,9 @@ impl Controller {
     // ANCHOR_END: bring_up
 
     /// Identify Controller: prints the model, serial number and largest
-    /// transfer; returns the number of namespaces and the largest transfer
-    /// in bytes.
-    fn identify_controller(&self, page: &CoherentAllocation<u8>) -> Result<(u32, u64)> {
+    /// transfer; returns the number of namespaces, the largest transfer in
+    /// bytes and the optional admin commands supported (OACS).
+    fn identify_controller(&self, page: &CoherentAllocation<u8>) -> Result<(u32, u64, u16)> {
         self.admin
             .command(Command::identify(cns::CONTROLLER, 0, page.dma_handle()))?;
         let (mut model, mut serial, mut firmware) = ([0u8; 40], [0u8; 20], [0u8; 8]);
@@ -402,7 +437,7 @@ impl Controller {
             max_transfer >> 10,
             nn
         );
-        Ok((nn, max_transfer))
+        Ok((nn, max_transfer, le::<2>(page, 256) as u16))
     }
 
     /// Identify Namespace for each active namespace (from the active
@@ -474,13 +509,21 @@ impl Controller {
         vectors: &Arc<irq::Vectors>,
         count: u32,
         max_transfer: u64,
+        shadow: Option<&Arc<Shadow>>,
     ) -> Result {
         let admin = self.admin.clone();
         let dev = admin.pdev.as_dev();
         let depth = IO_DEPTH.min(admin.cap.max_queue_entries().min(4096) as u16);
         let mut queues = KVec::with_capacity(count as usize, GFP_KERNEL)?;
         for qid in 1..=count as u16 {
-            let queue = Queue::new(dev, &admin.bar, qid, depth, admin.cap.doorbell_stride())?;
+            let queue = Queue::new(
+                dev,
+                &admin.bar,
+                qid,
+                depth,
+                admin.cap.doorbell_stride(),
+                shadow.cloned(),
+            )?;
             queues.push(queue, GFP_KERNEL)?;
         }
         let pool = dma::Pool::new(

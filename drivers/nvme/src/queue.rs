@@ -2,7 +2,7 @@
 //! queue the controller writes, both in coherent DMA memory, and their two
 //! doorbells.
 
-use core::sync::atomic::{AtomicU16, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicU16, Ordering};
 use kernel::dma::{CoherentAllocation, DmaAddress};
 
 use kernel::prelude::*;
@@ -14,6 +14,61 @@ use crate::regs;
 
 /// Completion queue entries are four dwords.
 const CQE_DWORDS: usize = 4;
+
+// ANCHOR: shadow
+/// Shadow doorbells (Doorbell Buffer Config, NVMe 1.3): the driver writes
+/// each I/O queue's tail and head into memory too, and rings the real
+/// doorbell only when the controller's event index says it is not
+/// looking. An emulated controller (QEMU's) saves most of its MMIO exits.
+/// One page of doorbells and one of event indexes, laid out as the
+/// doorbell registers are.
+pub(crate) struct Shadow {
+    dbs: CoherentAllocation<u32>,
+    eis: CoherentAllocation<u32>,
+    /// The controller accepted the pages (after Doorbell Buffer Config).
+    pub(crate) enabled: AtomicBool,
+}
+
+impl Shadow {
+    pub(crate) fn new(dev: &device::Device) -> Result<Arc<Shadow>> {
+        Ok(Arc::new(
+            Shadow {
+                dbs: CoherentAllocation::alloc(dev, 1024, GFP_KERNEL)?,
+                eis: CoherentAllocation::alloc(dev, 1024, GFP_KERNEL)?,
+                enabled: AtomicBool::new(false),
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// The two pages' bus addresses, for Doorbell Buffer Config.
+    pub(crate) fn dma(&self) -> (DmaAddress, DmaAddress) {
+        (self.dbs.dma_handle(), self.eis.dma_handle())
+    }
+
+    /// Writes doorbell `index`'s new `value` into the shadow; returns
+    /// whether the controller wants the real doorbell rung too. As the C
+    /// driver's `nvme_dbbuf_update_and_check_event`.
+    fn update(&self, index: usize, value: u16) -> bool {
+        if !self.enabled.load(Ordering::Relaxed) {
+            return true;
+        }
+        // The queue entries are in memory before the shadow says so.
+        fence(Ordering::Release);
+        let old = self.dbs.read(index).unwrap_or(0) as u16;
+        if self.dbs.write(index, value.into()).is_err() {
+            return true;
+        }
+        // The shadow is written before the event index is read (the
+        // controller orders the other way round).
+        fence(Ordering::SeqCst);
+        let event = self.eis.read(index).unwrap_or(0) as u16;
+        // Ring if the event index is in (old, value]: the controller
+        // asked to be told about one of the new entries.
+        value.wrapping_sub(event).wrapping_sub(1) < value.wrapping_sub(old)
+    }
+}
+// ANCHOR_END: shadow
 
 // ANCHOR: queue
 /// One submission and completion queue pair.
@@ -29,6 +84,8 @@ pub(crate) struct Queue {
     bar: Arc<regs::Bar>,
     sq_doorbell: usize,
     cq_doorbell: usize,
+    /// Shadow doorbells, for I/O queues when the controller has them.
+    shadow: Option<Arc<Shadow>>,
     /// Where the next command goes. A lock of its own: a completion can
     /// end a request, which can make blk-mq submit the next one at once.
     sq_tail: SpinLockIrq<u16>,
@@ -57,6 +114,7 @@ impl Queue {
         qid: u16,
         depth: u16,
         stride: u32,
+        shadow: Option<Arc<Shadow>>,
     ) -> Result<Arc<Queue>> {
         let sq = CoherentAllocation::alloc(dev, depth.into(), GFP_KERNEL)?;
         let cq = CoherentAllocation::alloc(dev, usize::from(depth) * CQE_DWORDS, GFP_KERNEL)?;
@@ -75,6 +133,7 @@ impl Queue {
                 bar <- bar,
                 sq_doorbell <- sq_doorbell,
                 cq_doorbell <- cq_doorbell,
+                shadow <- shadow,
                 sq_tail <- new_spinlock_irq!(0),
                 sq_head <- AtomicU16::new(0),
                 cq_state <- new_spinlock_irq!(CqState {
@@ -97,9 +156,10 @@ impl Queue {
     }
 
     // ANCHOR: submit
-    /// Copies `cmd` to the tail of the submission queue and rings its
-    /// doorbell. `EBUSY` if the queue is full.
-    pub(crate) fn submit(&self, cmd: &Command) -> Result {
+    /// Copies `cmd` to the tail of the submission queue; rings its
+    /// doorbell if `ring` (else a later [`ring`](Self::ring) does, for a
+    /// batch). `EBUSY` if the queue is full.
+    pub(crate) fn submit(&self, cmd: &Command, ring: bool) -> Result {
         let mut tail = self.sq_tail.lock();
         let next = (*tail + 1) % self.depth;
         if next == self.sq_head.load(Ordering::Relaxed) {
@@ -107,9 +167,30 @@ impl Queue {
         }
         self.sq.write((*tail).into(), cmd.0)?;
         *tail = next;
-        // The entry is in memory before the doorbell tells the controller:
-        // `writel` orders it after earlier stores.
-        self.bar.try_write32(self.sq_doorbell, next.into())
+        if ring {
+            self.ring_doorbell(self.sq_doorbell, next);
+        }
+        Ok(())
+    }
+
+    /// Rings the submission queue's doorbell with the current tail.
+    pub(crate) fn ring(&self) {
+        let tail = self.sq_tail.lock();
+        self.ring_doorbell(self.sq_doorbell, *tail);
+    }
+
+    /// Tells the controller `value` through the doorbell at `offset` (and
+    /// its shadow).
+    fn ring_doorbell(&self, offset: usize, value: u16) {
+        if let Some(shadow) = &self.shadow {
+            if !shadow.update((offset - regs::DOORBELLS) / 4, value) {
+                return;
+            }
+        }
+        // The entries are in memory before the doorbell tells the
+        // controller: `writel` orders it after earlier stores. Cannot
+        // fail: checked against the BAR in `new`.
+        let _ = self.bar.try_write32(offset, value.into());
     }
     // ANCHOR_END: submit
 
@@ -144,8 +225,7 @@ impl Queue {
             f(cqe);
         }
         if found > 0 {
-            // Cannot fail: checked against the BAR in `new`.
-            let _ = self.bar.try_write32(self.cq_doorbell, state.head.into());
+            self.ring_doorbell(self.cq_doorbell, state.head);
         }
         found
     }
