@@ -238,6 +238,8 @@ fn main() {
         .allowlist_function("blk_mq_(un)?quiesce_queue")
         .allowlist_function("blk_mark_disk_dead")
         .allowlist_function("sg_init_table")
+        .allowlist_function("blk_mq_map_queues")
+        .allowlist_type("hctx_type")
         .generate()
         .unwrap_or_else(|e| {
             eprintln!("error: bindgen failed on src/bindings_helper.h: {e}");

@@ -8,6 +8,7 @@
 #include <linux/bio.h>
 #include <linux/blk-mq.h>
 #include <linux/blkdev.h>
+#include <linux/cpumask.h>
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
 
@@ -166,4 +167,9 @@ unsigned int rust_helper_sg_dma_len(struct scatterlist *sg)
 struct page *rust_helper_sg_page(struct scatterlist *sg)
 {
 	return sg_page(sg);
+}
+
+unsigned int rust_helper_nr_cpu_ids(void)
+{
+	return nr_cpu_ids;
 }

@@ -139,5 +139,6 @@ void rust_helper_blk_queue_set_nonrot(struct request_queue *q);
 dma_addr_t rust_helper_sg_dma_address(struct scatterlist *sg);
 unsigned int rust_helper_sg_dma_len(struct scatterlist *sg);
 struct page *rust_helper_sg_page(struct scatterlist *sg);
+unsigned int rust_helper_nr_cpu_ids(void);
 
 #endif

@@ -16,13 +16,15 @@
 //! and generation ([`TagSet::tag_to_rq_checked`]), as an interrupt handler
 //! does, and serves it there. `lose_sector=S` makes the disk never answer a
 //! request that covers sector `S`: its timeout (one second) takes it back
-//! ([`TimedOut::claim`]) and fails it with `ETIMEDOUT`.
+//! ([`TimedOut::claim`]) and fails it with `ETIMEDOUT`. `rotate_queues=R`
+//! maps CPU `c` to hardware queue `(c + R) % hw_queues`
+//! ([`Operations::map_queues`]) instead of blk-mq's default map.
 
 #![no_std]
 
 use kernel::block::mq::{
-    Busy, GenDisk, GenDiskBuilder, Op, Operations, Request, TagSet, TagSetOptions, TimedOut,
-    TimeoutAction,
+    Busy, GenDisk, GenDiskBuilder, Op, Operations, QueueMap, Request, TagSet, TagSetOptions,
+    TimedOut, TimeoutAction,
 };
 use kernel::block::SECTOR_SHIFT;
 use kernel::page::{Page, PAGE_SIZE};
@@ -62,6 +64,11 @@ module! {
             default: -1,
             permissions: 0o444,
             description: "Never answer a request covering this sector (-1: none)",
+        },
+        rotate_queues: u32 {
+            default: 0,
+            permissions: 0o444,
+            description: "Map CPU c to hardware queue (c + this) % hw_queues (0: blk-mq's map)",
         },
     },
 }
@@ -129,6 +136,7 @@ impl Storage {
 struct Shared {
     deferred: bool,
     lose_sector: Option<u64>,
+    rotate_queues: u32,
     pending: SpinLock<Pending>,
     posted: CondVar,
 }
@@ -267,6 +275,18 @@ impl Operations for RamDisk {
         rq.end(status);
     }
 
+    fn map_queues(shared: &Arc<Shared>, map: &mut QueueMap<'_>) {
+        if shared.rotate_queues == 0 {
+            map.map_default();
+            return;
+        }
+        let queues = map.nr_queues();
+        for cpu in 0..map.nr_cpus() {
+            // In range: the modulo keeps the queue below `nr_queues`.
+            let _ = map.set(cpu, cpu.wrapping_add(shared.rotate_queues) % queues);
+        }
+    }
+
     fn timeout(_storage: &Storage, rq: &TimedOut<'_, Self>) -> TimeoutAction {
         match rq.claim() {
             Some(rq) => {
@@ -307,6 +327,7 @@ impl kernel::Module for RustRamdisk {
             pin_init!(Shared {
                 deferred <- *deferred.read(),
                 lose_sector <- lost,
+                rotate_queues <- *rotate_queues.read(),
                 pending <- new_spinlock!(Pending {
                     tags: KVec::with_capacity((queues * QUEUE_DEPTH) as usize, GFP_KERNEL)?,
                     stopping: false,

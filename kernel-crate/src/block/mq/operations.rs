@@ -9,7 +9,7 @@ use super::request::{Busy, Pdu, Request, TimedOut};
 use super::tag_set::TagSet;
 use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
-use crate::error::{from_result, Result};
+use crate::error::{code::EINVAL, from_result, Result};
 
 /// What the timeout handler decided ([`Operations::timeout`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,8 +99,58 @@ pub trait Operations: Sized + 'static {
     fn poll(_hw: &Self::HwData, _queue: &Self::QueueData) -> usize {
         0
     }
+
+    /// Chooses the hardware queue of each CPU (`map_queues`), when the tag
+    /// set is made. Without this callback blk-mq spreads the CPUs over the
+    /// queues by topology ([`QueueMap::map_default`]).
+    fn map_queues(_set: &Self::SetData, _map: &mut QueueMap<'_>) {}
 }
 // ANCHOR_END: operations
+
+/// Which hardware queue serves each CPU: the tag set's default map
+/// (`struct blk_mq_queue_map`), given to [`Operations::map_queues`].
+///
+/// # Invariants
+///
+/// `map` is the default map of a tag set being set up: `mq_map` has an
+/// entry for each of the `nr_cpu_ids` possible CPUs, and the set has
+/// `nr_queues` hardware queues from `queue_offset`.
+pub struct QueueMap<'a> {
+    map: &'a mut bindings::blk_mq_queue_map,
+}
+
+impl QueueMap<'_> {
+    /// How many hardware queues the map spreads CPUs over.
+    pub fn nr_queues(&self) -> u32 {
+        self.map.nr_queues
+    }
+
+    /// How many CPUs there may be (`nr_cpu_ids`): the map's length.
+    pub fn nr_cpus(&self) -> u32 {
+        // SAFETY: reads a variable fixed at boot.
+        unsafe { bindings::rust_helper_nr_cpu_ids() }
+    }
+
+    /// Sends CPU `cpu`'s requests to hardware queue `queue`; `EINVAL` for a
+    /// CPU or queue out of range.
+    pub fn set(&mut self, cpu: u32, queue: u32) -> Result {
+        if cpu >= self.nr_cpus() || queue >= self.nr_queues() {
+            return Err(EINVAL);
+        }
+        // SAFETY: `mq_map` has `nr_cpu_ids` entries (type invariant) and
+        // `cpu` is below that (checked above); `&mut self` makes this the
+        // only writer.
+        unsafe { *self.map.mq_map.add(cpu as usize) = self.map.queue_offset + queue };
+        Ok(())
+    }
+
+    /// blk-mq's own map (`blk_mq_map_queues`): CPUs spread by topology,
+    /// siblings of a core together.
+    pub fn map_default(&mut self) {
+        // SAFETY: the map is a tag set's, being set up (type invariant).
+        unsafe { bindings::blk_mq_map_queues(self.map) };
+    }
+}
 
 /// The `struct blk_mq_ops` of `T`.
 pub(crate) struct OperationsVTable<T>(PhantomData<T>);
@@ -124,6 +174,11 @@ impl<T: Operations> OperationsVTable<T> {
         exit_hctx: Some(Self::exit_hctx),
         init_request: Some(Self::init_request),
         exit_request: Some(Self::exit_request),
+        map_queues: if T::HAS_MAP_QUEUES {
+            Some(Self::map_queues)
+        } else {
+            None
+        },
         // SAFETY: all-zero is a valid `blk_mq_ops`: every other field is an
         // optional function pointer.
         ..unsafe { core::mem::zeroed() }
@@ -283,6 +338,20 @@ impl<T: Operations> OperationsVTable<T> {
             };
             Ok(0)
         })
+    }
+
+    unsafe extern "C" fn map_queues(set: *mut bindings::blk_mq_tag_set) {
+        // SAFETY: `set` is a tag set made by `TagSet::<T>::new`, being set
+        // up (`blk_mq_alloc_tag_set` calls this): its data is in place, and
+        // its default map is allocated for every possible CPU.
+        let (data, map) = unsafe {
+            (
+                &*TagSet::<T>::set_data_of(set),
+                &mut (*set).map[bindings::HCTX_TYPE_DEFAULT as usize],
+            )
+        };
+        // INVARIANT: the default map of a tag set being set up.
+        T::map_queues(data, &mut QueueMap { map });
     }
 
     unsafe extern "C" fn exit_request(
