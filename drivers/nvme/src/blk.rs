@@ -113,9 +113,9 @@ impl mq::Operations for NvmeOps {
         };
         rq.data_mut().status = 0;
         rq.data_mut().aborted = false;
-        // The tag set's depth is below the queue's, so each tag is a free
-        // command identifier and slot.
-        let cmd = cmd.with_cid(rq.tag() as u16);
+        // The tag set's depth is below the queue's, so each tag has a free
+        // slot.
+        let cmd = cmd.with_cid(command_id(rq.tag(), rq.generation()));
         rq.into_in_flight();
         // The doorbell is rung for the last request of a batch only (or by
         // `commit_rqs`).
@@ -163,6 +163,7 @@ impl mq::Operations for NvmeOps {
         if !claimed.data().aborted {
             claimed.data_mut().aborted = true;
             let tag = claimed.tag();
+            let cid = command_id(tag, claimed.generation());
             pr_warn!(
                 "rnvme: tag {} on queue {} timed out: aborting it\n",
                 tag,
@@ -170,7 +171,7 @@ impl mq::Operations for NvmeOps {
             );
             // Back to the device: its abort completes it (with an error).
             claimed.into_in_flight();
-            let _ = shared.admin.abort(queue.qid, tag as u16);
+            let _ = shared.admin.abort(queue.qid, cid);
             return TimeoutAction::ResetTimer;
         }
         pr_err!(
@@ -179,7 +180,8 @@ impl mq::Operations for NvmeOps {
             queue.qid
         );
         // The controller may still write into its pages: keep them mapped
-        // (leaked) rather than unmap them under it.
+        // (leaked) rather than unmap them under it. Its late completion, if
+        // any, names an older generation and finds nothing.
         let data = claimed.data_mut();
         if let Some(mapping) = data.mapping.take() {
             core::mem::forget(mapping);
@@ -231,14 +233,27 @@ fn read_write(
 }
 // ANCHOR_END: read_write
 
+// ANCHOR: command_id
+/// The command identifier of a request: its tag in the low byte (the
+/// queues are at most 256 deep), its generation in the high one, as the C
+/// driver does, so that a completion for an earlier use of the tag is told
+/// apart.
+fn command_id(tag: u32, generation: u8) -> u16 {
+    const { assert!(crate::IO_DEPTH <= 256) };
+    (u16::from(generation) << 8) | (tag & 0xff) as u16
+}
+// ANCHOR_END: command_id
+
 // ANCHOR: complete_all
 /// Completes every request whose completion entry is on `queue`: the
 /// interrupt handler, and the timeout path's poll.
 fn complete_all(queue: &Queue, tag_set: &TagSet<NvmeOps>, hctx: u32) -> u32 {
     queue.process(|cqe: Completion| {
-        // A tag that is not in flight (a bogus or repeated entry) gives
-        // nothing: nothing is ended twice.
-        if let Some(mut rq) = tag_set.tag_to_rq(hctx, cqe.cid.into()) {
+        // A tag that is not in flight (a bogus or repeated entry), or a
+        // late completion of an earlier use of the tag (its generation is
+        // older), gives nothing: nothing is ended twice.
+        let (tag, generation) = (u32::from(cqe.cid & 0xff), (cqe.cid >> 8) as u8);
+        if let Some(mut rq) = tag_set.tag_to_rq_checked(hctx, tag, generation) {
             rq.data_mut().status = cqe.status;
             rq.complete();
         } else {

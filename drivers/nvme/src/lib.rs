@@ -60,7 +60,7 @@ module! {
 const ADMIN_DEPTH: u16 = 32;
 /// Entries of each I/O queue pair (at most CAP.MQES + 1). The tag set
 /// holds one request fewer: a full queue has one empty slot.
-const IO_DEPTH: u16 = 256;
+pub(crate) const IO_DEPTH: u16 = 256;
 /// How long an admin command may take: as the C driver's default.
 const ADMIN_TIMEOUT_MS: u32 = 60_000;
 /// How long an I/O command may take: as the C driver's default.
