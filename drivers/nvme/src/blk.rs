@@ -11,6 +11,8 @@ use kernel::prelude::*;
 use kernel::scatterlist::SgTable;
 use kernel::sync::{Arc, Mutex};
 
+use core::sync::atomic::{AtomicU8, Ordering};
+
 use crate::cmd::{io, Command, Completion};
 use crate::prp;
 use crate::queue::Queue;
@@ -29,7 +31,18 @@ pub(crate) struct IoShared {
     /// exists, taken out by remove (the tag set holds this value: the
     /// cycle is broken there).
     pub(crate) tag_set: Mutex<Option<Arc<TagSet<NvmeOps>>>>,
+    /// [`LIVE`], [`RESETTING`] or [`DEAD`].
+    pub(crate) state: AtomicU8,
+    /// One reset at a time.
+    pub(crate) reset_lock: Mutex<()>,
 }
+
+/// The controller takes commands.
+pub(crate) const LIVE: u8 = 0;
+/// A reset is under way: requests wait (`Busy`).
+pub(crate) const RESETTING: u8 = 1;
+/// A reset failed: requests fail.
+pub(crate) const DEAD: u8 = 2;
 
 /// One namespace's disk.
 pub(crate) struct NsData {
@@ -47,13 +60,13 @@ pub(crate) struct IoRequest {
     lists: KVec<PoolBlock<u64>>,
     status: u16,
     /// The timeout path has sent an Abort for it already.
-    aborted: bool,
+    pub(crate) aborted: bool,
 }
 // ANCHOR_END: request_data
 
 impl IoRequest {
     /// Gives the DMA resources back: the mapping's table, the list pages.
-    fn release(&mut self) {
+    pub(crate) fn release(&mut self) {
         if let Some(mapping) = self.mapping.take() {
             self.table = Some(mapping.unmap());
         }
@@ -92,6 +105,14 @@ impl mq::Operations for NvmeOps {
         mut rq: Request<Self>,
         is_last: bool,
     ) -> Result<(), Busy<Self>> {
+        match ns.shared.state.load(Ordering::Acquire) {
+            RESETTING => return Err(rq.busy()),
+            DEAD => {
+                rq.end(Err(EIO));
+                return Ok(());
+            }
+            _ => {}
+        }
         let cmd = match rq.op() {
             Op::Read => read_write(io::READ, ns, &mut rq, dma::Direction::FromDevice),
             Op::Write => read_write(io::WRITE, ns, &mut rq, dma::Direction::ToDevice),
@@ -121,7 +142,7 @@ impl mq::Operations for NvmeOps {
         // `commit_rqs`).
         if queue.submit(&cmd, is_last).is_err() {
             // Cannot happen (see above); the timeout path gets it back.
-            pr_err!("rnvme: queue {} full\n", queue.qid);
+            pr_err!("{}: queue {} full\n", ns.shared.admin.name(), queue.qid);
         }
         Ok(())
     }
@@ -140,8 +161,8 @@ impl mq::Operations for NvmeOps {
     // ANCHOR: timeout
     /// A request the controller has held too long: first look for its
     /// completion (an interrupt may have been lost), then ask the
-    /// controller to abort it, and if that does not help either, fail it
-    /// and leave the controller's queue to the controller.
+    /// controller to abort it, and if that does not help either, reset the
+    /// controller (which fails this request and requeues the others).
     fn timeout(ns: &NsData, rq: &TimedOut<'_, Self>) -> TimeoutAction {
         let shared = &ns.shared;
         let hctx = rq.hctx_index();
@@ -154,7 +175,8 @@ impl mq::Operations for NvmeOps {
         let Some(mut claimed) = rq.claim() else {
             // Completed by the poll above, or by the interrupt.
             pr_warn!(
-                "rnvme: tag {} on queue {}: completion found by polling\n",
+                "{}: tag {} on queue {}: completion found by polling\n",
+                shared.admin.name(),
                 rq.tag(),
                 queue.qid
             );
@@ -165,7 +187,8 @@ impl mq::Operations for NvmeOps {
             let tag = claimed.tag();
             let cid = command_id(tag, claimed.generation());
             pr_warn!(
-                "rnvme: tag {} on queue {} timed out: aborting it\n",
+                "{}: tag {} on queue {} timed out: aborting it\n",
+                shared.admin.name(),
                 tag,
                 queue.qid
             );
@@ -175,19 +198,17 @@ impl mq::Operations for NvmeOps {
             return TimeoutAction::ResetTimer;
         }
         pr_err!(
-            "rnvme: tag {} on queue {} timed out after an abort: failing it\n",
+            "{}: tag {} on queue {} timed out after an abort: resetting the controller\n",
+            shared.admin.name(),
             claimed.tag(),
             queue.qid
         );
-        // The controller may still write into its pages: keep them mapped
-        // (leaked) rather than unmap them under it. Its late completion, if
-        // any, names an older generation and finds nothing.
-        let data = claimed.data_mut();
-        if let Some(mapping) = data.mapping.take() {
-            core::mem::forget(mapping);
-            data.table = SgTable::new(shared.max_segments, GFP_ATOMIC).ok();
+        // Back to the device: the reset takes every request it holds.
+        claimed.into_in_flight();
+        let tag_set = shared.tag_set.lock().clone();
+        if let Some(tag_set) = tag_set {
+            crate::reset(shared, &tag_set);
         }
-        claimed.end(Err(EIO));
         TimeoutAction::Done
     }
     // ANCHOR_END: timeout
@@ -258,7 +279,7 @@ fn complete_all(queue: &Queue, tag_set: &TagSet<NvmeOps>, hctx: u32) -> u32 {
             rq.complete();
         } else {
             pr_warn!(
-                "rnvme: queue {}: completion for tag {} not in flight\n",
+                "queue {}: completion for command {:#x} not in flight\n",
                 queue.qid,
                 cqe.cid
             );

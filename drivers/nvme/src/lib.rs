@@ -20,14 +20,19 @@
 //! (QEMU's does), as the C driver does, and ring the doorbell once per
 //! batch of requests.
 //!
-//! Not done: a controller reset (a request that times out after its abort
-//! is failed, its pages left mapped), polled queues.
+//! A request that times out is looked for on its queue first, then
+//! aborted, then the controller is reset: disabled, its requests failed
+//! (the one that timed out) or requeued (the others), and brought back
+//! with the same queues.
+//!
+//! Not done: polled queues; quiescing the disks' queues during a reset (a
+//! request that races with it waits for its own time-out).
 
 #![no_std]
 
 use core::ffi::CStr;
 use core::pin::Pin;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU8, Ordering};
 
 use kernel::block::mq::{GenDisk, GenDiskBuilder, TagSet, TagSetOptions};
 use kernel::delay::{usleep_range, Jiffies};
@@ -299,7 +304,8 @@ fn le<const N: usize>(buf: &CoherentAllocation<u8>, start: usize) -> u64 {
 }
 
 impl Admin {
-    fn name(&self) -> &str {
+    /// The device's name, for messages.
+    pub(crate) fn name(&self) -> &str {
         name(&self.pdev)
     }
 
@@ -350,6 +356,42 @@ impl Admin {
     pub(crate) fn abort(&self, sqid: u16, cid: u16) -> Result {
         self.command(Command::new(admin::ABORT).cdw(10, (u32::from(cid) << 16) | u32::from(sqid)))
             .map(drop)
+    }
+
+    /// Creates I/O completion queue `queue.qid`: physically contiguous
+    /// (PC), interrupts enabled (IEN) on vector `qid`.
+    fn create_cq(&self, queue: &Queue) -> Result {
+        let qid = u32::from(queue.qid);
+        self.command(
+            Command::new(admin::CREATE_CQ)
+                .prp(queue.cq_dma(), 0)
+                .cdw(10, (u32::from(queue.depth - 1) << 16) | qid)
+                .cdw(11, (qid << 16) | 0b11),
+        )
+        .map(drop)
+    }
+
+    /// Creates I/O submission queue `queue.qid`, physically contiguous,
+    /// feeding completion queue `qid`.
+    fn create_sq(&self, queue: &Queue) -> Result {
+        let qid = u32::from(queue.qid);
+        self.command(
+            Command::new(admin::CREATE_SQ)
+                .prp(queue.sq_dma(), 0)
+                .cdw(10, (u32::from(queue.depth - 1) << 16) | qid)
+                .cdw(11, (qid << 16) | 1),
+        )
+        .map(drop)
+    }
+
+    /// Creates both queues of a pair, the completion queue first.
+    fn create_queue_pair(&self, queue: &Queue) -> Result {
+        self.create_cq(queue)?;
+        if let Err(e) = self.create_sq(queue) {
+            let _ = self.delete_queue(admin::DELETE_CQ, queue.qid);
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// Deletes I/O submission or completion queue `qid`.
@@ -542,6 +584,8 @@ impl Controller {
                 max_segments <- MAX_SEGMENTS,
                 max_lists <- prp::lists_for(max_transfer),
                 tag_set <- new_mutex!(None),
+                state <- AtomicU8::new(blk::LIVE),
+                reset_lock <- new_mutex!(()),
             }),
             GFP_KERNEL,
         )?;
@@ -559,15 +603,9 @@ impl Controller {
         *shared.tag_set.lock() = Some(tag_set.clone());
         for queue in shared.queues.iter() {
             let qid = queue.qid;
-            let size = u32::from(depth - 1) << 16;
-            // The completion queue first: physically contiguous (PC),
-            // interrupts enabled (IEN) on vector `qid`.
-            admin.command(
-                Command::new(admin::CREATE_CQ)
-                    .prp(queue.cq_dma(), 0)
-                    .cdw(10, size | u32::from(qid))
-                    .cdw(11, (u32::from(qid) << 16) | 0b11),
-            )?;
+            // The completion queue first, then its interrupt, then the
+            // submission queue that feeds it.
+            admin.create_cq(queue)?;
             let handler = IoIrq {
                 queue: queue.clone(),
                 tag_set: tag_set.clone(),
@@ -579,14 +617,7 @@ impl Controller {
                     return Err(e);
                 }
             };
-            // Then the submission queue, feeding completion queue `qid`.
-            let created = admin.command(
-                Command::new(admin::CREATE_SQ)
-                    .prp(queue.sq_dma(), 0)
-                    .cdw(10, size | u32::from(qid))
-                    .cdw(11, (u32::from(qid) << 16) | 1),
-            );
-            if let Err(e) = created {
+            if let Err(e) = admin.create_sq(queue) {
                 drop(irq);
                 let _ = admin.delete_queue(admin::DELETE_CQ, qid);
                 return Err(e);
@@ -681,3 +712,83 @@ impl Controller {
     }
     // ANCHOR_END: take_down
 }
+
+// ANCHOR: reset
+/// Resets the controller from the timeout path: disable it (it forgets
+/// its queues and stops using our memory), fail the requests that timed
+/// out after an abort and requeue the others, empty the queues, enable
+/// it and create the same I/O queues again. If that fails, the controller
+/// is dead: every request fails from now on.
+pub(crate) fn reset(shared: &IoShared, tag_set: &TagSet<NvmeOps>) {
+    let _one = shared.reset_lock.lock();
+    shared.state.store(blk::RESETTING, Ordering::Release);
+    let admin = &shared.admin;
+    let result = disable(&admin.bar, admin.cap);
+    // Disabled (or gone): the controller touches none of the requests'
+    // pages any more, so they may be unmapped.
+    tag_set.claim_in_flight(|mut rq| {
+        let data = rq.data_mut();
+        data.release();
+        if data.aborted {
+            rq.end(Err(EIO));
+        } else {
+            rq.requeue();
+        }
+    });
+    let result = result.and_then(|()| restart(shared));
+    match result {
+        Ok(()) => {
+            pr_info!("{}: controller reset\n", admin.name());
+            shared.state.store(blk::LIVE, Ordering::Release);
+        }
+        Err(e) => {
+            pr_err!(
+                "{}: reset failed ({:?}): the controller is dead\n",
+                admin.name(),
+                e
+            );
+            shared.state.store(blk::DEAD, Ordering::Release);
+            let _ = disable(&admin.bar, admin.cap);
+            tag_set.claim_in_flight(|mut rq| {
+                rq.data_mut().release();
+                rq.end(Err(EIO));
+            });
+        }
+    }
+}
+
+/// Brings a disabled controller back with the same queues.
+fn restart(shared: &IoShared) -> Result {
+    let admin = &shared.admin;
+    {
+        let admin_queue = admin.queue.lock();
+        admin_queue.queue.reset();
+        enable(&admin.bar, admin.cap, &admin_queue.queue)?;
+    }
+    let count = shared.queues.len() as u32;
+    let n = count - 1;
+    admin.command(
+        Command::new(admin::SET_FEATURES)
+            .cdw(10, feature::NUM_QUEUES)
+            .cdw(11, (n << 16) | n),
+    )?;
+    let shadow = shared.queues.first().and_then(|q| q.shadow().cloned());
+    if let Some(shadow) = &shadow {
+        shadow.clear();
+    }
+    for queue in shared.queues.iter() {
+        queue.reset();
+        admin.create_queue_pair(queue)?;
+    }
+    if let Some(shadow) = shadow {
+        let (dbs, eis) = shadow.dma();
+        if admin
+            .command(Command::new(admin::DOORBELL_BUFFER_CONFIG).prp(dbs, eis))
+            .is_ok()
+        {
+            shadow.enabled.store(true, Ordering::Release);
+        }
+    }
+    Ok(())
+}
+// ANCHOR_END: reset

@@ -41,6 +41,16 @@ impl Shadow {
         )?)
     }
 
+    /// Forgets every shadow value, for a controller reset: the pages are
+    /// given to the controller again after it.
+    pub(crate) fn clear(&self) {
+        self.enabled.store(false, Ordering::Release);
+        for i in 0..self.dbs.count() {
+            let _ = self.dbs.write(i, 0);
+            let _ = self.eis.write(i, 0);
+        }
+    }
+
     /// The two pages' bus addresses, for Doorbell Buffer Config.
     pub(crate) fn dma(&self) -> (DmaAddress, DmaAddress) {
         (self.dbs.dma_handle(), self.eis.dma_handle())
@@ -153,6 +163,28 @@ impl Queue {
     /// The completion queue's bus address.
     pub(crate) fn cq_dma(&self) -> DmaAddress {
         self.cq.dma_handle()
+    }
+
+    /// The shadow doorbells the queue uses, if any.
+    pub(crate) fn shadow(&self) -> Option<&Arc<Shadow>> {
+        self.shadow.as_ref()
+    }
+
+    /// Empties the queue pair for a controller reset (the controller is
+    /// disabled and forgot it): indexes back to 0, every completion entry
+    /// zeroed so that none looks new.
+    pub(crate) fn reset(&self) {
+        // The completion lock first, as on the interrupt path (whose
+        // completions can submit).
+        let mut cq = self.cq_state.lock();
+        let mut tail = self.sq_tail.lock();
+        for i in 0..self.cq.count() {
+            let _ = self.cq.write(i, 0);
+        }
+        *tail = 0;
+        self.sq_head.store(0, Ordering::Relaxed);
+        cq.head = 0;
+        cq.phase = true;
     }
 
     // ANCHOR: submit
