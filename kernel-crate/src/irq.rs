@@ -144,7 +144,7 @@ impl Drop for Vectors {
 /// # Invariants
 ///
 /// `irq` is requested with this registration's address as its cookie and
-/// [`handler_callback::<H>`] as its handler, until drop.
+/// `handler_callback::<H>` as its handler, until drop.
 pub struct Registration<H: Handler> {
     handler: H,
     irq: c_uint,
