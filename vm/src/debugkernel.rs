@@ -8,6 +8,11 @@
 //! fragment's option lines: a changed option means a new folder and a new
 //! build, an unchanged one means no build at all.
 //!
+//! The fragment's `=m` options (the C drivers that labs compare against:
+//! `binder_linux`, the `nvme` stack) are built as modules inside the tree,
+//! which is the debug kernel's image-module folder for
+//! [`crate::image::resolve`].
+//!
 //! [`crate::console::find_reports`] reads the guest console for what the
 //! detectors print: KASAN reports, lockdep splats, sleeping in atomic
 //! context and the kmemleak scan that `guest/init` runs after the last
@@ -96,7 +101,8 @@ impl DebugKernel {
         }
     }
 
-    /// The kernel tree (the Kbuild folder modules are built against).
+    /// The kernel tree: the Kbuild folder modules are built against, and
+    /// where the fragment's own modules (`=m`) are built.
     pub fn tree(&self) -> PathBuf {
         self.dir.join("src")
     }
@@ -258,7 +264,7 @@ fn build(dk: &DebugKernel) -> Result<()> {
     }
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
     println!(
-        "vm-debug: make -j{jobs} vmlinux bzImage modules_prepare (about 15 min on 2 cores) ..."
+        "vm-debug: make -j{jobs} vmlinux bzImage modules modules_prepare (about 15 min on 2 cores) ..."
     );
     let file = fs::OpenOptions::new().append(true).open(&log)?;
     let mut child = Command::new("nice")
@@ -267,7 +273,7 @@ fn build(dk: &DebugKernel) -> Result<()> {
         .arg(&tree)
         .arg("ARCH=x86_64")
         .arg(format!("-j{jobs}"))
-        .args(["vmlinux", "bzImage", "modules_prepare"])
+        .args(["vmlinux", "bzImage", "modules", "modules_prepare"])
         .stdin(Stdio::null())
         .stdout(file.try_clone()?)
         .stderr(file)
@@ -360,6 +366,10 @@ mod tests {
             "CONFIG_DEBUG_KMEMLEAK=y",
             "CONFIG_FAILSLAB=y",
             "# CONFIG_MODVERSIONS is not set",
+            // The C drivers the Binder and NVMe runs load from the tree.
+            "CONFIG_ANDROID_BINDER_IPC=m",
+            "CONFIG_ANDROID_BINDER_DEVICES=\"binder\"",
+            "CONFIG_BLK_DEV_NVME=m",
         ] {
             assert!(opts.contains(&want), "{want}");
         }
