@@ -80,6 +80,31 @@ impl Page {
         Ok(())
     }
 
+    /// Copies the next `len` bytes of `reader` into the page at `offset`,
+    /// straight from user memory (no copy in between); `EINVAL` if they
+    /// do not fit, `EFAULT` as for
+    /// [`UserSliceReader::read_slice`](crate::user::UserSliceReader::read_slice).
+    ///
+    /// The copy may fault in user pages and sleep: call it with no
+    /// spinlock held, and better with no lock at all that the fault path's
+    /// `mmap_lock` could be ordered against.
+    pub fn read_from_user(
+        &self,
+        offset: usize,
+        reader: &mut crate::user::UserSliceReader,
+        len: usize,
+    ) -> Result {
+        if offset.checked_add(len).is_none_or(|end| end > PAGE_SIZE) {
+            return Err(EINVAL);
+        }
+        self.with_mapped(|addr| {
+            // SAFETY: `addr` maps the whole page (kmap_local_page allows
+            // page faults while it is held), and `offset + len` is within
+            // it (checked above).
+            unsafe { reader.read_raw(addr.add(offset), len) }
+        })
+    }
+
     /// Copies bytes of the page at `offset` into `out`; `EINVAL` if they
     /// are not all inside the page.
     pub fn read(&self, offset: usize, out: &mut [u8]) -> Result {

@@ -118,6 +118,28 @@ impl UserSliceReader {
     }
     // ANCHOR_END: reader
 
+    /// Copies the next `len` bytes to `out` and advances past them;
+    /// `EFAULT` as for [`read_slice`](Self::read_slice). For memory that
+    /// no Rust reference may cover, such as a page that user space maps
+    /// too ([`crate::page::Page::read_from_user`]).
+    ///
+    /// # Safety
+    ///
+    /// `out` must be valid for writes of `len` bytes for the whole call.
+    pub(crate) unsafe fn read_raw(&mut self, out: *mut u8, len: usize) -> Result {
+        self.0.copy_front(len, |user| {
+            // SAFETY: the caller guarantees `out` is valid for writes of
+            // `len` bytes; `copy_from_user` checks the user address itself.
+            unsafe {
+                bindings::rust_helper_copy_from_user(
+                    out.cast::<c_void>(),
+                    user as *const c_void,
+                    len as c_ulong,
+                )
+            }
+        })
+    }
+
     // ANCHOR: read_vec
     /// Reads the next `len` bytes into a new vector and advances past
     /// them; `EFAULT` as for [`read_slice`](Self::read_slice), `ENOMEM` if

@@ -6,11 +6,13 @@
 //! The allocator lives in its process's lock. Pages are allocated when
 //! the mapping is made and inserted into it then; the driver writes a
 //! transaction's bytes through them, and the receiver reads them through
-//! its read-only mapping.
+//! its read-only mapping. The pages are shared ([`Pages`]): a sender
+//! reserves a buffer under the lock, then copies into it without the lock.
 
 use kernel::page::{Page, PAGE_SIZE};
 use kernel::prelude::*;
 use kernel::sync::Arc;
+use kernel::user::UserSliceReader;
 
 use crate::defs::{align8, PTR_SIZE};
 
@@ -37,7 +39,7 @@ pub(crate) struct Allocator {
     /// The user address of the mapping.
     pub(crate) base: usize,
     pub(crate) size: usize,
-    pages: KVec<Page>,
+    pages: Arc<Pages>,
     buffers: KVec<Buffer>,
     free_async_space: usize,
 }
@@ -51,6 +53,7 @@ impl Allocator {
         for _ in 0..npages {
             pages.push(Page::alloc(GFP_KERNEL | __GFP_ZERO)?, GFP_KERNEL)?;
         }
+        let pages = Arc::new(Pages(pages), GFP_KERNEL)?;
         let mut buffers = KVec::new();
         buffers.push(Buffer::free_at(0), GFP_KERNEL)?;
         Ok(Allocator {
@@ -62,7 +65,7 @@ impl Allocator {
         })
     }
 
-    pub(crate) fn pages(&self) -> &[Page] {
+    pub(crate) fn pages(&self) -> &Arc<Pages> {
         &self.pages
     }
 
@@ -122,33 +125,69 @@ impl Allocator {
         None
     }
     // ANCHOR_END: free
+}
 
-    /// Copies `data` into the mapping at `offset`.
-    pub(crate) fn write(&self, mut offset: usize, mut data: &[u8]) -> Result {
-        while !data.is_empty() {
-            let page = self.pages.get(offset / PAGE_SIZE).ok_or(EFAULT)?;
-            let in_page = offset % PAGE_SIZE;
-            let n = data.len().min(PAGE_SIZE - in_page);
-            page.write(in_page, &data[..n])?;
-            data = &data[n..];
-            offset += n;
+// ANCHOR: pages
+/// The pages of a mapping, in order. Who holds a buffer may write it
+/// through them without the process lock: the buffer is its own until
+/// freed, and a clone of the `Arc` keeps the pages alive meanwhile.
+pub(crate) struct Pages(KVec<Page>);
+// ANCHOR_END: pages
+
+impl Pages {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Page> {
+        self.0.iter()
+    }
+
+    /// Calls `f(page, offset in page, bytes done, n)` for each piece of
+    /// the `len` bytes at `offset`, one piece per page; `EFAULT` past the
+    /// last page.
+    fn each(
+        &self,
+        offset: usize,
+        len: usize,
+        mut f: impl FnMut(&Page, usize, usize, usize) -> Result,
+    ) -> Result {
+        let mut done = 0;
+        while done < len {
+            let at = offset + done;
+            let page = self.0.get(at / PAGE_SIZE).ok_or(EFAULT)?;
+            let in_page = at % PAGE_SIZE;
+            let n = (len - done).min(PAGE_SIZE - in_page);
+            f(page, in_page, done, n)?;
+            done += n;
         }
         Ok(())
+    }
+
+    /// Copies `data` into the mapping at `offset`.
+    pub(crate) fn write(&self, offset: usize, data: &[u8]) -> Result {
+        self.each(offset, data.len(), |page, at, done, n| {
+            page.write(at, &data[done..done + n])
+        })
     }
 
     /// Copies bytes of the mapping at `offset` into `out`.
-    pub(crate) fn read(&self, mut offset: usize, out: &mut [u8]) -> Result {
-        let mut done = 0;
-        while done < out.len() {
-            let page = self.pages.get(offset / PAGE_SIZE).ok_or(EFAULT)?;
-            let in_page = offset % PAGE_SIZE;
-            let n = (out.len() - done).min(PAGE_SIZE - in_page);
-            page.read(in_page, &mut out[done..done + n])?;
-            done += n;
-            offset += n;
-        }
-        Ok(())
+    pub(crate) fn read(&self, offset: usize, out: &mut [u8]) -> Result {
+        self.each(offset, out.len(), |page, at, done, n| {
+            page.read(at, &mut out[done..done + n])
+        })
     }
+
+    // ANCHOR: write_from_user
+    /// Copies `len` bytes from user memory into the mapping at `offset`,
+    /// in one copy as C does (no kernel copy in between, nothing zeroed).
+    pub(crate) fn write_from_user(
+        &self,
+        offset: usize,
+        reader: &mut UserSliceReader,
+        len: usize,
+    ) -> Result {
+        self.each(offset, len, |page, at, _, n| {
+            page.read_from_user(at, reader, n)
+        })
+    }
+    // ANCHOR_END: write_from_user
 }
 
 impl Buffer {

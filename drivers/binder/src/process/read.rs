@@ -267,7 +267,11 @@ impl Process {
         let base = alloc.base;
         if ok {
             for ((off, _), r) in fds.iter().zip(reserved.iter()) {
-                if alloc.write(offset + off, &r.fd().to_ne_bytes()).is_err() {
+                if alloc
+                    .pages()
+                    .write(offset + off, &r.fd().to_ne_bytes())
+                    .is_err()
+                {
                     ok = false;
                 }
             }

@@ -209,17 +209,24 @@ impl Process {
         let offsets_size = usize::try_from(tr.offsets_size).map_err(|_| Failed(BR_FAILED_REPLY))?;
         let to = &target.proc;
         // The buffer first: no mapping in the target means it is dying.
-        let offset = {
+        let buf = {
             let mut ti = to.inner.lock();
             let alloc = ti.alloc.as_mut().ok_or(Failed(BR_DEAD_REPLY))?;
-            alloc.alloc(data_size, offsets_size, oneway).map_err(|e| {
+            let offset = alloc.alloc(data_size, offsets_size, oneway).map_err(|e| {
                 if e == ESRCH {
                     Failed(BR_DEAD_REPLY)
                 } else {
                     Failed(BR_FAILED_REPLY)
                 }
-            })?
+            })?;
+            TxnBuffer {
+                pages: alloc.pages().clone(),
+                offset,
+                data_size,
+                offsets_size,
+            }
         };
+        let offset = buf.offset;
         let free = |node: &Option<Arc<Node>>| {
             let mut ti = to.inner.lock();
             if let Some(alloc) = ti.alloc.as_mut() {
@@ -230,24 +237,11 @@ impl Process {
                 Process::put_txn_node(node);
             }
         };
-        let mut data = KVec::new();
-        let mut offsets = KVec::new();
         let mut fds = KVec::new();
         let mut done = 0;
-        let result = Process::translate(
-            this,
-            tid,
-            tr,
-            &target,
-            data_size,
-            offsets_size,
-            &mut data,
-            &mut offsets,
-            &mut fds,
-            &mut done,
-        );
+        let result = Process::translate(this, tid, tr, &target, &buf, &mut fds, &mut done);
         if let Err(f) = result {
-            Process::release_objects(to, &data, &offsets, done);
+            Process::release_objects(to, &buf, done);
             free(&target.node);
             return Err(f);
         }
@@ -275,44 +269,18 @@ impl Process {
             }),
             GFP_KERNEL,
         );
-        let t = match t {
-            Ok(t) => t,
-            Err(_) => {
-                Process::release_objects(to, &data, &offsets, done);
-                free(&target.node);
-                return Err(Failed(BR_FAILED_REPLY));
-            }
-        };
-        // The bytes go into the target's buffer.
-        {
+        // The buffer holds a strong count on the node until it is freed.
+        let t = t.ok().filter(|_| {
             let mut ti = to.inner.lock();
-            let ok = ti.alloc.as_mut().is_some_and(|a| {
-                let off_start = offset + align8(data_size).unwrap_or(0);
-                let mut words = KVec::new();
-                for o in offsets.iter() {
-                    if words
-                        .extend_from_slice(&o.to_ne_bytes(), GFP_KERNEL)
-                        .is_err()
-                    {
-                        return false;
-                    }
-                }
-                let ok = a.write(offset, &data).is_ok() && a.write(off_start, &words).is_ok();
-                if let Some(b) = a.buffer_mut(offset) {
-                    b.target_node = target.node.clone();
-                }
-                ok
-            });
-            if !ok {
-                drop(ti);
-                Process::release_objects(to, &data, &offsets, done);
-                free(&target.node);
-                return Err(Failed(BR_FAILED_REPLY));
-            }
-        }
-        Process::deliver(
-            this, tid, t, oneway, reply, target, &data, &offsets, done, offset,
-        )
+            let b = ti.alloc.as_mut().and_then(|a| a.buffer_mut(offset));
+            b.map(|b| b.target_node = target.node.clone()).is_some()
+        });
+        let Some(t) = t else {
+            Process::release_objects(to, &buf, done);
+            free(&target.node);
+            return Err(Failed(BR_FAILED_REPLY));
+        };
+        Process::deliver(this, tid, t, oneway, reply, target, &buf, done)
     }
     // ANCHOR_END: send
 
@@ -324,17 +292,15 @@ impl Process {
         oneway: bool,
         reply: bool,
         target: Target,
-        data: &[u8],
-        offsets: &[u64],
+        buf: &TxnBuffer,
         done: usize,
-        offset: usize,
     ) -> Result<(), Failed> {
         let to = &target.proc;
         let undo = || {
-            Process::release_objects(to, data, offsets, done);
+            Process::release_objects(to, buf, done);
             let mut ti = to.inner.lock();
             if let Some(alloc) = ti.alloc.as_mut() {
-                drop(alloc.free(offset));
+                drop(alloc.free(buf.offset));
             }
             drop(ti);
             if let Some(node) = &target.node {
@@ -440,50 +406,39 @@ impl Process {
     }
 
     // ANCHOR: translate
-    /// Copies the data and offsets in from the sender and translates
-    /// every object for the target; `done` counts the objects translated
-    /// (whose counts the error path drops).
-    #[allow(clippy::too_many_arguments)]
+    /// Copies the data and offsets from the sender straight into the
+    /// target's buffer and translates every object there, in place;
+    /// `done` counts the objects translated (whose counts the error path
+    /// drops).
     fn translate(
         this: &Arc<Self>,
         tid: u64,
         tr: &TxnData,
         target: &Target,
-        data_size: usize,
-        offsets_size: usize,
-        data: &mut KVec<u8>,
-        offsets: &mut KVec<u64>,
+        buf: &TxnBuffer,
         fds: &mut KVec<(usize, FileRef)>,
         done: &mut usize,
     ) -> Result<(), Failed> {
-        if offsets_size > 0 {
-            let mut r = UserSlice::new(tr.offsets as usize, offsets_size)?.reader();
-            let raw = r.read_vec(offsets_size, GFP_KERNEL)?;
-            if !offsets_size.is_multiple_of(8) {
-                return Err(Failed(BR_FAILED_REPLY));
-            }
-            for chunk in raw.chunks_exact(8) {
-                offsets.push(u64_at(chunk, 0), GFP_KERNEL)?;
-            }
+        if !buf.offsets_size.is_multiple_of(8) {
+            return Err(Failed(BR_FAILED_REPLY));
         }
-        if data_size > 0 {
-            let mut r = UserSlice::new(tr.buffer as usize, data_size)?.reader();
-            *data = r.read_vec(data_size, GFP_KERNEL)?;
-        }
+        let mut r = UserSlice::new(tr.buffer as usize, buf.data_size)?.reader();
+        buf.pages
+            .write_from_user(buf.offset, &mut r, buf.data_size)?;
+        let mut r = UserSlice::new(tr.offsets as usize, buf.offsets_size)?.reader();
+        buf.pages
+            .write_from_user(buf.offsets_start(), &mut r, buf.offsets_size)?;
         let mut off_min = 0usize;
-        for i in 0..offsets.len() {
-            let (ty, off) = object_at(data, offsets[i]).ok_or(Failed(BR_FAILED_REPLY))?;
-            if off < off_min {
+        for i in 0..buf.count() {
+            let mut o = buf.object(i).ok_or(Failed(BR_FAILED_REPLY))?;
+            if o.off < off_min {
                 return Err(Failed(BR_FAILED_REPLY));
             }
-            off_min = off + uapi::FLAT_OBJECT_SIZE;
-            match ty {
+            off_min = o.off + uapi::FLAT_OBJECT_SIZE;
+            let b = &mut o.bytes;
+            match o.ty {
                 obj::TYPE_BINDER | obj::TYPE_WEAK_BINDER => {
-                    let (flags, ptr, cookie) = (
-                        u32_at(data, off + 4),
-                        u64_at(data, off + 8),
-                        u64_at(data, off + 16),
-                    );
+                    let (flags, ptr, cookie) = (u32_at(b, 4), u64_at(b, 8), u64_at(b, 16));
                     let node = {
                         let mut inner = this.inner.lock();
                         Process::get_or_new_node(this, &mut inner, ptr, cookie, flags)?
@@ -491,23 +446,23 @@ impl Process {
                     if node.cookie != cookie {
                         return Err(Failed(BR_FAILED_REPLY));
                     }
-                    let strong = ty == obj::TYPE_BINDER;
+                    let strong = o.ty == obj::TYPE_BINDER;
                     let handle = Process::inc_ref_for_node(&target.proc, &node, strong, Some(tid))?;
                     let ty = if strong {
                         obj::TYPE_HANDLE
                     } else {
                         obj::TYPE_WEAK_HANDLE
                     };
-                    put_u32(data, off, ty);
-                    put_u64(data, off + 8, handle.into());
-                    put_u64(data, off + 16, 0);
+                    put_u32(b, 0, ty);
+                    put_u64(b, 8, handle.into());
+                    put_u64(b, 16, 0);
                 }
                 obj::TYPE_HANDLE | obj::TYPE_WEAK_HANDLE => {
-                    let strong = ty == obj::TYPE_HANDLE;
+                    let strong = o.ty == obj::TYPE_HANDLE;
                     let node = {
                         let mut inner = this.inner.lock();
                         let r = inner
-                            .ref_by_handle(u32_at(data, off + 8), strong)
+                            .ref_by_handle(u32_at(b, 8), strong)
                             .ok_or(Failed(BR_FAILED_REPLY))?;
                         r.node.clone()
                     };
@@ -518,13 +473,13 @@ impl Process {
                         } else {
                             obj::TYPE_WEAK_BINDER
                         };
-                        put_u32(data, off, ty);
-                        put_u64(data, off + 8, node.ptr);
-                        put_u64(data, off + 16, node.cookie);
+                        put_u32(b, 0, ty);
+                        put_u64(b, 8, node.ptr);
+                        put_u64(b, 16, node.cookie);
                     } else {
                         let handle = Process::inc_ref_for_node(&target.proc, &node, strong, None)?;
-                        put_u64(data, off + 8, handle.into());
-                        put_u64(data, off + 16, 0);
+                        put_u64(b, 8, handle.into());
+                        put_u64(b, 16, 0);
                     }
                 }
                 obj::TYPE_FD => {
@@ -535,11 +490,17 @@ impl Process {
                     if !allowed {
                         return Err(Failed(BR_FAILED_REPLY));
                     }
-                    let file = FileRef::fget(u32_at(data, off + 8))?;
-                    fds.push((off + 8, file), GFP_KERNEL)?;
+                    let file = FileRef::fget(u32_at(b, 8))?;
+                    fds.push((o.off + 8, file), GFP_KERNEL)?;
+                    *done = i + 1;
+                    continue;
                 }
                 _ => return Err(Failed(BR_FAILED_REPLY)),
             }
+            // Counted once written back: the error path reads the object
+            // from the buffer. (The write cannot fail: `object` just read
+            // the same bytes.)
+            buf.write_object(&o)?;
             *done = i + 1;
         }
         Ok(())
