@@ -10,15 +10,15 @@
 //! The allocator lives in its process's lock. Pages are allocated when
 //! the mapping is made and inserted into it then; the driver writes a
 //! transaction's bytes through them, and the receiver reads them through
-//! its read-only mapping. The pages are shared ([`Pages`]): a sender
+//! its read-only mapping. The pages are shared (`Pages`): a sender
 //! reserves a buffer under the lock, then copies into it without the lock.
 
 use kernel::page::{Page, PAGE_SIZE};
 use kernel::prelude::*;
 use kernel::sync::Arc;
-use kernel::user::UserSliceReader;
 
 use crate::defs::{align8, PTR_SIZE};
+use crate::process::Pages;
 
 // ANCHOR: buffer
 /// A piece of the mapping, free or holding one transaction.
@@ -57,7 +57,7 @@ impl Allocator {
         for _ in 0..npages {
             pages.push(Page::alloc(GFP_KERNEL | __GFP_ZERO)?, GFP_KERNEL)?;
         }
-        let pages = Arc::new(Pages(pages), GFP_KERNEL)?;
+        let pages = Arc::new(Pages::new(pages), GFP_KERNEL)?;
         let mut buffers = KVec::new();
         buffers.push(Buffer::free_at(0), GFP_KERNEL)?;
         Ok(Allocator {
@@ -188,69 +188,6 @@ impl Allocator {
         // TODO-END
     }
     // ANCHOR_END: free
-}
-
-// ANCHOR: pages
-/// The pages of a mapping, in order. Who holds a buffer may write it
-/// through them without the process lock: the buffer is its own until
-/// freed, and a clone of the `Arc` keeps the pages alive meanwhile.
-pub(crate) struct Pages(KVec<Page>);
-// ANCHOR_END: pages
-
-impl Pages {
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Page> {
-        self.0.iter()
-    }
-
-    /// Calls `f(page, offset in page, bytes done, n)` for each piece of
-    /// the `len` bytes at `offset`, one piece per page; `EFAULT` past the
-    /// last page.
-    fn each(
-        &self,
-        offset: usize,
-        len: usize,
-        mut f: impl FnMut(&Page, usize, usize, usize) -> Result,
-    ) -> Result {
-        let mut done = 0;
-        while done < len {
-            let at = offset + done;
-            let page = self.0.get(at / PAGE_SIZE).ok_or(EFAULT)?;
-            let in_page = at % PAGE_SIZE;
-            let n = (len - done).min(PAGE_SIZE - in_page);
-            f(page, in_page, done, n)?;
-            done += n;
-        }
-        Ok(())
-    }
-
-    /// Copies `data` into the mapping at `offset`.
-    pub(crate) fn write(&self, offset: usize, data: &[u8]) -> Result {
-        self.each(offset, data.len(), |page, at, done, n| {
-            page.write(at, &data[done..done + n])
-        })
-    }
-
-    /// Copies bytes of the mapping at `offset` into `out`.
-    pub(crate) fn read(&self, offset: usize, out: &mut [u8]) -> Result {
-        self.each(offset, out.len(), |page, at, done, n| {
-            page.read(at, &mut out[done..done + n])
-        })
-    }
-
-    // ANCHOR: write_from_user
-    /// Copies `len` bytes from user memory into the mapping at `offset`,
-    /// in one copy as C does (no kernel copy in between, nothing zeroed).
-    pub(crate) fn write_from_user(
-        &self,
-        offset: usize,
-        reader: &mut UserSliceReader,
-        len: usize,
-    ) -> Result {
-        self.each(offset, len, |page, at, _, n| {
-            page.read_from_user(at, reader, n)
-        })
-    }
-    // ANCHOR_END: write_from_user
 }
 
 impl Buffer {

@@ -24,6 +24,7 @@ use kernel::{new_condvar, new_mutex, pin_init};
 
 use crate::alloc::Allocator;
 use crate::defs::*;
+pub(crate) use buffer::Pages;
 use buffer::TxnBuffer;
 
 const LOOPER_REGISTERED: u32 = 0x01;
@@ -39,6 +40,13 @@ const MAX_MAP: usize = 4 << 20;
 /// The context: who the manager is (handle 0 in every process).
 pub(crate) struct Context {
     pub(crate) manager: Mutex<Manager>,
+}
+
+impl Context {
+    /// The context manager's node, if there is one.
+    fn manager_node(&self) -> Option<Arc<Node>> {
+        self.manager.lock().node.clone()
+    }
 }
 
 /// The context manager's node, and the euid that first became manager.
@@ -559,10 +567,7 @@ impl Process {
         }
         let is_mgr = this
             .ctx
-            .manager
-            .lock()
-            .node
-            .as_ref()
+            .manager_node()
             .is_some_and(|n| core::ptr::eq(&*n.owner, &**this));
         if !is_mgr {
             return Err(EPERM);
@@ -728,7 +733,7 @@ impl Process {
     fn update_ref(this: &Arc<Self>, handle: u32, increment: bool, strong: bool) -> Result {
         let mut done = false;
         if increment && handle == 0 {
-            let mgr = this.ctx.manager.lock().node.clone();
+            let mgr = this.ctx.manager_node();
             if let Some(node) = mgr {
                 if core::ptr::eq(&*node.owner, &**this) {
                     return Err(EINVAL);
@@ -764,13 +769,7 @@ impl Process {
         strong: bool,
         thread: Option<u64>,
     ) -> Result<u32> {
-        let is_mgr = this
-            .ctx
-            .manager
-            .lock()
-            .node
-            .as_ref()
-            .is_some_and(|m| m.id == node.id);
+        let is_mgr = this.ctx.manager_node().is_some_and(|m| m.id == node.id);
         let (handle, first, new) = {
             let mut inner = this.inner.lock();
             let (i, new) = match inner.refs.iter().position(|r| r.node.id == node.id) {
@@ -883,19 +882,23 @@ impl Process {
             }
             (node, dec_strong, cleanup)
         };
+        Process::put_ref_counts(this, &node, dec_strong, cleanup);
+    }
+
+    /// Drops in `node`'s owner what a reference of `this` held: a strong
+    /// count if `strong`, and, if the reference is gone (`last`), `this`
+    /// as a holder and the weak count every reference holds.
+    fn put_ref_counts(this: &Arc<Self>, node: &Arc<Node>, strong: bool, last: bool) {
         let wake = {
             let mut owner = node.owner.inner.lock();
-            let mut wake = false;
-            if dec_strong {
-                wake |= dec_node(&mut owner, &node, true, true);
-            }
-            if cleanup {
-                if let Some(st) = owner.node_state(&node) {
+            let mut wake = strong && dec_node(&mut owner, node, true, true);
+            if last {
+                if let Some(st) = owner.node_state(node) {
                     if let Some(i) = st.holders.iter().position(|p| core::ptr::eq(&**p, &**this)) {
                         st.holders.remove(i);
                     }
                 }
-                wake |= dec_node(&mut owner, &node, false, true);
+                wake |= dec_node(&mut owner, node, false, true);
             }
             wake
         };

@@ -1,9 +1,78 @@
-//! A transaction's buffer seen through its mapping's pages: the objects
-//! in it are read, checked and translated in place, as C's
-//! `binder_transaction` does, without the process lock.
+//! A mapping's pages and a transaction's buffer seen through them: the
+//! sender copies into the buffer and translates its objects in place, as
+//! C's `binder_transaction` does, without the process lock.
+
+use kernel::page::Page;
+use kernel::user::UserSliceReader;
 
 use super::*;
-use crate::alloc::Pages;
+
+// ANCHOR: pages
+/// The pages of a mapping, in order. Who holds a buffer may write it
+/// through them without the process lock: the buffer is its own until
+/// freed, and a clone of the `Arc` keeps the pages alive meanwhile.
+pub(crate) struct Pages(KVec<Page>);
+// ANCHOR_END: pages
+
+impl Pages {
+    pub(crate) fn new(pages: KVec<Page>) -> Self {
+        Pages(pages)
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Page> {
+        self.0.iter()
+    }
+
+    /// Calls `f(page, offset in page, bytes done, n)` for each piece of
+    /// the `len` bytes at `offset`, one piece per page; `EFAULT` past the
+    /// last page.
+    fn each(
+        &self,
+        offset: usize,
+        len: usize,
+        mut f: impl FnMut(&Page, usize, usize, usize) -> Result,
+    ) -> Result {
+        let mut done = 0;
+        while done < len {
+            let at = offset + done;
+            let page = self.0.get(at / PAGE_SIZE).ok_or(EFAULT)?;
+            let in_page = at % PAGE_SIZE;
+            let n = (len - done).min(PAGE_SIZE - in_page);
+            f(page, in_page, done, n)?;
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Copies `data` into the mapping at `offset`.
+    pub(crate) fn write(&self, offset: usize, data: &[u8]) -> Result {
+        self.each(offset, data.len(), |page, at, done, n| {
+            page.write(at, &data[done..done + n])
+        })
+    }
+
+    /// Copies bytes of the mapping at `offset` into `out`.
+    pub(crate) fn read(&self, offset: usize, out: &mut [u8]) -> Result {
+        self.each(offset, out.len(), |page, at, done, n| {
+            page.read(at, &mut out[done..done + n])
+        })
+    }
+
+    // ANCHOR: write_from_user
+    /// Copies `len` bytes from user memory into the mapping at `offset`,
+    /// in one copy as C does (no kernel copy in between, nothing zeroed).
+    pub(crate) fn write_from_user(
+        &self,
+        offset: usize,
+        reader: &mut UserSliceReader,
+        len: usize,
+    ) -> Result {
+        self.each(offset, len, |page, at, _, n| {
+            page.read_from_user(at, reader, n)
+        })
+    }
+    // ANCHOR_END: write_from_user
+}
 
 // ANCHOR: txn_buffer
 /// One allocated buffer: its data, then its offsets array (8-aligned).

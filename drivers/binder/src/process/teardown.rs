@@ -121,24 +121,7 @@ impl Process {
         // Every reference goes.
         let mut refs = refs;
         while let Some(r) = refs.pop() {
-            let node = r.node;
-            let wake = {
-                let mut owner = node.owner.inner.lock();
-                let mut wake = false;
-                if r.strong > 0 {
-                    wake |= dec_node(&mut owner, &node, true, true);
-                }
-                if let Some(st) = owner.node_state(&node) {
-                    if let Some(i) = st.holders.iter().position(|p| core::ptr::eq(&**p, &**this)) {
-                        st.holders.remove(i);
-                    }
-                }
-                wake |= dec_node(&mut owner, &node, false, true);
-                wake
-            };
-            if wake {
-                node.owner.work.notify_all();
-            }
+            Process::put_ref_counts(this, &r.node, r.strong > 0, true);
         }
         Process::release_work(&mut todo);
         let mut inner = this.inner.lock();

@@ -128,7 +128,7 @@ impl Process {
                 .ok_or(failed(BR_FAILED_REPLY))?;
             r.node.clone()
         } else {
-            let node = this.ctx.manager.lock().node.clone();
+            let node = this.ctx.manager_node();
             let node = node.ok_or(failed(BR_DEAD_REPLY))?;
             if node.owner.tgid == this.tgid {
                 return Err(failed(BR_FAILED_REPLY));
