@@ -214,6 +214,17 @@ static void await(struct chan *c)
 		exit(1);
 }
 
+/* Starts the scenario's context manager, manager(&ready), and waits until
+ * it has become the manager (it posts `ready`). */
+static void start(void (*manager)(void *))
+{
+	static struct chan ready;
+
+	chan_init(&ready);
+	spawn("manager", manager, &ready);
+	await(&ready);
+}
+
 /* ------------------------------------------------------------------ */
 /* Binder plumbing.                                                    */
 
@@ -486,6 +497,20 @@ static void show_node(struct bp *p, const struct br *c)
 	    (unsigned long long)c->u.pc.cookie);
 	if (c->cmd == BR_INCREFS || c->cmd == BR_ACQUIRE)
 		ack_node(p, c);
+}
+
+/* Prints (and acknowledges) node notices up to the node's BR_DECREFS. */
+static void show_nodes_until_decrefs(struct bp *p)
+{
+	struct br c;
+
+	do {
+		if (bnext(p, &c)) {
+			say("read: %s", res(-1));
+			return;
+		}
+		show_node(p, &c);
+	} while (c.cmd != BR_DECREFS);
 }
 
 /* Reads until the answer to this thread's call: BR_REPLY (printed, its
@@ -883,6 +908,18 @@ struct objmsg {
 	uint32_t after;
 };
 
+/* Calls the manager (handle 0) with `code` and a message holding one
+ * BINDER object, node `ptr` with `cookie` and `flags`, between two words. */
+static void call_with_node(struct bp *p, uint32_t code, uint32_t before, binder_uintptr_t ptr,
+			   binder_uintptr_t cookie, uint32_t flags, uint32_t after)
+{
+	struct objmsg m = { before, { .hdr.type = BINDER_TYPE_BINDER, .flags = flags,
+				      .binder = ptr, .cookie = cookie }, after };
+	binder_size_t off = offsetof(struct objmsg, obj);
+
+	call(p, 0, code, &m, sizeof(m), &off, sizeof(off), 0);
+}
+
 static void show_obj(const struct flat_binder_object *o)
 {
 	const char *type = o->hdr.type == BINDER_TYPE_BINDER ? "BINDER"
@@ -936,16 +973,13 @@ static struct chan obj_go, obj_done;
 static void obj_server(void *arg)
 {
 	struct bp p;
-	struct objmsg m = { 0xaaaa, { .hdr.type = BINDER_TYPE_BINDER,
-				      .flags = 0x7f | FLAT_BINDER_FLAG_ACCEPTS_FDS,
-				      .binder = NODE_PTR, .cookie = NODE_COOKIE }, 0xbbbb };
-	binder_size_t off = offsetof(struct objmsg, obj);
 	struct br c;
 
 	(void)arg;
 	bopen(&p, MAP_SIZE);
 	say("sends its node to the manager:");
-	call(&p, 0, 1, &m, sizeof(m), &off, sizeof(off), 0);
+	call_with_node(&p, 1, 0xaaaa, NODE_PTR, NODE_COOKIE, 0x7f | FLAT_BINDER_FLAG_ACCEPTS_FDS,
+		       0xbbbb);
 	/* Called back on its node, then sent its own node. */
 	for (int i = 0; i < 2; i++) {
 		if (wait_txn(&p, &c, 1))
@@ -960,15 +994,7 @@ static void obj_server(void *arg)
 	}
 	/* The manager lets go of its reference. */
 	post(&obj_go);
-	for (;;) {
-		if (bnext(&p, &c)) {
-			say("read: %s", res(-1));
-			break;
-		}
-		show_node(&p, &c);
-		if (c.cmd == BR_DECREFS)
-			break;
-	}
+	show_nodes_until_decrefs(&p);
 	post(&obj_done);
 }
 
@@ -1014,45 +1040,20 @@ static void obj_manager(void *arg)
 	await(&obj_done);
 }
 
-static void s_objects(void)
-{
-	static struct chan ready;
-
-	chan_init(&ready);
-	chan_init(&obj_go);
-	chan_init(&obj_done);
-	spawn("manager", obj_manager, &ready);
-	await(&ready);
-	spawn("server", obj_server, NULL);
-	reap();
-}
-
 /* Reference counts: three processes hold the node, then let go. */
 static struct chan rc_sent, rc_drop, rc_dropped, rc_end;
 
 static void rc_owner(void *arg)
 {
 	struct bp p;
-	struct br c;
-	struct objmsg m = { 1, { .hdr.type = BINDER_TYPE_BINDER, .binder = NODE_PTR,
-				 .cookie = NODE_COOKIE }, 2 };
-	binder_size_t off = offsetof(struct objmsg, obj);
 
 	(void)arg;
 	bopen(&p, MAP_SIZE);
 	say("registers with the manager:");
-	call(&p, 0, 1, &m, sizeof(m), &off, sizeof(off), 0);
+	call_with_node(&p, 1, 1, NODE_PTR, NODE_COOKIE, 0, 2);
 	post(&rc_sent);
 	/* Every count change the others make reaches the owner. */
-	for (;;) {
-		if (bnext(&p, &c)) {
-			say("read: %s", res(-1));
-			break;
-		}
-		show_node(&p, &c);
-		if (c.cmd == BR_DECREFS)
-			break;
-	}
+	show_nodes_until_decrefs(&p);
 	post(&rc_end);
 	post(&rc_end);
 }
@@ -1062,9 +1063,6 @@ static void rc_owner(void *arg)
 static void rc_holder_main(void *arg)
 {
 	struct bp p;
-	struct objmsg m = { 5, { .hdr.type = BINDER_TYPE_BINDER, .binder = 0x401d,
-				 .cookie = 0x401d }, 6 };
-	binder_size_t off = offsetof(struct objmsg, obj);
 	struct br c;
 	uint32_t h;
 
@@ -1072,7 +1070,7 @@ static void rc_holder_main(void *arg)
 	bopen(&p, MAP_SIZE);
 	await(&rc_sent);
 	say("registers with the manager:");
-	call(&p, 0, 2, &m, sizeof(m), &off, sizeof(off), 0);
+	call_with_node(&p, 2, 5, 0x401d, 0x401d, 0, 6);
 	/* Receives the owner's handle from the manager. */
 	if (wait_txn(&p, &c, 0))
 		exit(1);
@@ -1144,38 +1142,18 @@ static void rc_manager_main(void *arg)
 	await(&rc_end);
 }
 
-static void s_refcounts(void)
-{
-	static struct chan ready;
-
-	chan_init(&ready);
-	chan_init(&rc_sent);
-	chan_init(&rc_drop);
-	chan_init(&rc_dropped);
-	chan_init(&rc_end);
-	spawn("manager", rc_manager_main, &ready);
-	await(&ready);
-	spawn("owner", rc_owner, NULL);
-	spawn("holder", rc_holder_main, NULL);
-	reap();
-}
-
 /* Death: the manager holds a server's node and asks to hear of its death;
  * the server dies in the middle of a call. */
 static struct chan dth_called;
-static int dth_server_idx;
 
 static void dth_server(void *arg)
 {
 	struct bp p;
 	struct br c;
-	struct objmsg m = { 7, { .hdr.type = BINDER_TYPE_BINDER, .binder = NODE_PTR,
-				 .cookie = NODE_COOKIE }, 8 };
-	binder_size_t off = offsetof(struct objmsg, obj);
 
 	(void)arg;
 	bopen(&p, MAP_SIZE);
-	call(&p, 0, 1, &m, sizeof(m), &off, sizeof(off), 0);
+	call_with_node(&p, 1, 7, NODE_PTR, NODE_COOKIE, 0, 8);
 	/* Takes the manager's call and never answers: it is killed. */
 	if (wait_txn(&p, &c, 1))
 		exit(1);
@@ -1247,20 +1225,6 @@ static void dth_manager(void *arg)
 	bc32(&p, BC_RELEASE, h, "BC_RELEASE");
 	bc32(&p, BC_DECREFS, h, "BC_DECREFS");
 	node_info(&p, h, "after letting go");
-}
-
-static void s_death(void)
-{
-	static struct chan ready;
-
-	chan_init(&ready);
-	chan_init(&dth_called);
-	spawn("manager", dth_manager, &ready);
-	await(&ready);
-	dth_server_idx = spawn("server", dth_server, NULL);
-	await(&dth_called);
-	kill_role(dth_server_idx);
-	reap();
 }
 
 /* Fd passing. */
@@ -1370,25 +1334,14 @@ static void fd_manager(void *arg)
 	close(pfd[0]);
 }
 
-static void s_fd_passing(void)
-{
-	static struct chan ready;
-	static int refuse;
-
-	chan_init(&ready);
-	spawn("manager", fd_manager, &ready);
-	await(&ready);
-	spawn("client", fd_client, &refuse);
-	reap();
-}
+/* fd_client's argument: whether the manager refuses fds. */
+static int fd_refuse[] = { 0, 1 };
 
 /* A manager made with plain SET_CONTEXT_MGR does not accept fds. */
 static void s_fd_refused(void)
 {
-	static int refuse = 1;
-
 	start_manager(1, NULL, 0);
-	spawn("client", fd_client, &refuse);
+	spawn("client", fd_client, &fd_refuse[1]);
 	reap();
 }
 
@@ -1453,18 +1406,6 @@ static void ow_manager(void *arg)
 			complete(&p);
 		}
 	}
-}
-
-static void s_oneway(void)
-{
-	static struct chan ready;
-
-	chan_init(&ready);
-	chan_init(&ow_sent);
-	spawn("manager", ow_manager, &ready);
-	await(&ready);
-	spawn("client", ow_client, NULL);
-	reap();
 }
 
 /* Hostile WRITE_READ arguments. */
@@ -1565,17 +1506,6 @@ static void small_read_manager(void *arg)
 	free_buffer(&p, c.u.tr.data.ptr.buffer);
 	reply(&p, 0x78, "read", 5);
 	complete(&p);
-}
-
-static void s_small_read(void)
-{
-	static struct chan ready;
-
-	chan_init(&ready);
-	spawn("manager", small_read_manager, &ready);
-	await(&ready);
-	spawn("client", small_read_client, NULL);
-	reap();
 }
 
 /* Truncated and unknown commands, and commands about things that are not
@@ -1787,17 +1717,6 @@ static void nested_manager(void *arg)
 	complete(&p);
 }
 
-static void s_nested(void)
-{
-	static struct chan ready;
-
-	chan_init(&ready);
-	spawn("manager", nested_manager, &ready);
-	await(&ready);
-	spawn("client", nested_client, NULL);
-	reap();
-}
-
 /* poll: readable when work is waiting for this thread, not before. */
 static struct chan poll_sent;
 
@@ -1846,18 +1765,6 @@ static void poll_manager(void *arg)
 	say("poll after the reply: %d, revents 0x%x", n, pfd.revents);
 }
 
-static void s_poll(void)
-{
-	static struct chan ready;
-
-	chan_init(&ready);
-	chan_init(&poll_sent);
-	spawn("manager", poll_manager, &ready);
-	await(&ready);
-	spawn("client", poll_client, NULL);
-	reap();
-}
-
 /* A caller killed while the manager handles its call: the reply has
  * nobody to go to. A second manager thread waits for the caller's death
  * notice, which the driver sends once it has released the caller. */
@@ -1896,14 +1803,11 @@ static void *cd_watch(void *arg)
 static void cd_client(void *arg)
 {
 	struct bp p;
-	struct objmsg m = { 11, { .hdr.type = BINDER_TYPE_BINDER, .binder = 0xd1e,
-				  .cookie = 0xd1e }, 12 };
-	binder_size_t off = offsetof(struct objmsg, obj);
 
 	(void)arg;
 	bopen(&p, MAP_SIZE);
 	say("calls the manager and is killed while it waits:");
-	call(&p, 0, 1, &m, sizeof(m), &off, sizeof(off), 0);
+	call_with_node(&p, 1, 11, 0xd1e, 0xd1e, 0, 12);
 	say("got a reply after all");
 }
 
@@ -1937,52 +1841,74 @@ static void cd_manager(void *arg)
 	pthread_join(watcher, NULL);
 }
 
-static void s_caller_dies(void)
-{
-	static struct chan ready;
-	int client;
-
-	chan_init(&ready);
-	chan_init(&cd_called);
-	chan_init(&cd_dead);
-	spawn("manager", cd_manager, &ready);
-	await(&ready);
-	client = spawn("client", cd_client, NULL);
-	await(&cd_called);
-	kill_role(client);
-	reap();
-}
-
 /* ------------------------------------------------------------------ */
+
+/* The shape most scenarios have, which run() plays: the channels made
+ * (before any fork, so that every process shares them), a context manager
+ * started and ready, then the others in order; if `kill_on` is set, the
+ * last of them is killed once it is posted; every process is reaped. */
+struct cast {
+	struct chan *chans[4];
+	void (*manager)(void *);
+	struct {
+		const char *name;
+		void (*fn)(void *);
+		void *arg;
+	} others[2];
+	struct chan *kill_on;
+};
 
 struct scenario {
 	const char *name;
-	void (*fn)(void);
-	int timeout; /* seconds */
+	void (*fn)(void); /* the whole scenario, or NULL for `cast` */
+	struct cast cast;
+	int timeout;      /* seconds */
 };
 
 static const struct scenario scenarios[] = {
-	{ "version", s_version, 20 },
-	{ "mmap", s_mmap, 20 },
-	{ "mmap-limit", s_mmap_limit, 30 },
-	{ "context-manager", s_context_manager, 20 },
-	{ "call-reply", s_call_reply, 20 },
-	{ "objects", s_objects, 20 },
-	{ "refcounts", s_refcounts, 20 },
-	{ "death", s_death, 20 },
-	{ "fd-passing", s_fd_passing, 20 },
-	{ "fd-refused", s_fd_refused, 20 },
-	{ "oneway", s_oneway, 20 },
-	{ "bad-write-read", s_bad_write_read, 20 },
-	{ "small-read", s_small_read, 20 },
-	{ "bad-commands", s_bad_commands, 20 },
-	{ "bad-calls", s_bad_calls, 20 },
-	{ "nested", s_nested, 20 },
-	{ "poll", s_poll, 20 },
-	{ "caller-dies", s_caller_dies, 20 },
+	{ "version", s_version, {}, 20 },
+	{ "mmap", s_mmap, {}, 20 },
+	{ "mmap-limit", s_mmap_limit, {}, 30 },
+	{ "context-manager", s_context_manager, {}, 20 },
+	{ "call-reply", s_call_reply, {}, 20 },
+	{ "objects", NULL,
+	  { { &obj_go, &obj_done }, obj_manager, { { "server", obj_server } } }, 20 },
+	{ "refcounts", NULL,
+	  { { &rc_sent, &rc_drop, &rc_dropped, &rc_end }, rc_manager_main,
+	    { { "owner", rc_owner }, { "holder", rc_holder_main } } }, 20 },
+	{ "death", NULL,
+	  { { &dth_called }, dth_manager, { { "server", dth_server } }, &dth_called }, 20 },
+	{ "fd-passing", NULL,
+	  { {}, fd_manager, { { "client", fd_client, &fd_refuse[0] } } }, 20 },
+	{ "fd-refused", s_fd_refused, {}, 20 },
+	{ "oneway", NULL, { { &ow_sent }, ow_manager, { { "client", ow_client } } }, 20 },
+	{ "bad-write-read", s_bad_write_read, {}, 20 },
+	{ "small-read", NULL,
+	  { {}, small_read_manager, { { "client", small_read_client } } }, 20 },
+	{ "bad-commands", s_bad_commands, {}, 20 },
+	{ "bad-calls", s_bad_calls, {}, 20 },
+	{ "nested", NULL, { {}, nested_manager, { { "client", nested_client } } }, 20 },
+	{ "poll", NULL, { { &poll_sent }, poll_manager, { { "client", poll_client } } }, 20 },
+	{ "caller-dies", NULL,
+	  { { &cd_called, &cd_dead }, cd_manager, { { "client", cd_client } }, &cd_called }, 20 },
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
+
+static void play(const struct cast *c)
+{
+	int last = 0;
+
+	for (int i = 0; i < 4 && c->chans[i]; i++)
+		chan_init(c->chans[i]);
+	start(c->manager);
+	for (int i = 0; i < 2 && c->others[i].fn; i++)
+		last = spawn(c->others[i].name, c->others[i].fn, c->others[i].arg);
+	if (c->kill_on) {
+		await(c->kill_on);
+		kill_role(last);
+	}
+}
 
 static void on_alarm(int sig)
 {
@@ -2008,7 +1934,10 @@ static int run(const struct scenario *s)
 		memset(kids, 0, sizeof(kids));
 		memset(killed, 0, sizeof(killed));
 		roles[0].pid = getpid();
-		s->fn();
+		if (s->fn)
+			s->fn();
+		else
+			play(&s->cast);
 		reap();
 		_exit(0);
 	}
@@ -2042,7 +1971,6 @@ static int run(const struct scenario *s)
 
 /* ------------------------------------------------------------------ */
 /* Benchmarks (`make bench-binder`): numbers, not snapshots.          */
-
 
 static uint64_t now_ns(void)
 {
@@ -2152,7 +2080,6 @@ struct bench_shm {
 	uint64_t retries; /* one-way calls sent again (the buffer was full) */
 	uint64_t samples[];
 };
-
 
 static struct bench_shm *shm;
 
