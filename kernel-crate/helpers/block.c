@@ -69,6 +69,11 @@ void *rust_helper_rq_queuedata(struct request *rq)
 	return rq->q->queuedata;
 }
 
+struct blk_mq_tag_set *rust_helper_rq_tag_set(struct request *rq)
+{
+	return rq->q->tag_set;
+}
+
 int rust_helper_blk_rq_map_sg(struct request *rq, struct scatterlist *sgl)
 {
 	return blk_rq_map_sg(rq->q, rq, sgl);

@@ -120,6 +120,7 @@ unsigned int rust_helper_blk_rq_nr_phys_segments(struct request *rq);
 int rust_helper_rq_tag(struct request *rq);
 unsigned int rust_helper_rq_hctx_idx(struct request *rq);
 void *rust_helper_rq_queuedata(struct request *rq);
+struct blk_mq_tag_set *rust_helper_rq_tag_set(struct request *rq);
 int rust_helper_blk_rq_map_sg(struct request *rq, struct scatterlist *sgl);
 void *rust_helper_hctx_driver_data(struct blk_mq_hw_ctx *hctx);
 void rust_helper_hctx_set_driver_data(struct blk_mq_hw_ctx *hctx, void *data);

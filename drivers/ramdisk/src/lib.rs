@@ -16,7 +16,9 @@
 //! and generation ([`TagSet::tag_to_rq_checked`]), as an interrupt handler
 //! does, and serves it there. `lose_sector=S` makes the disk never answer a
 //! request that covers sector `S`: its timeout (one second) takes it back
-//! ([`TimedOut::claim`]) and fails it with `ETIMEDOUT`. `rotate_queues=R`
+//! ([`TimedOut::claim`]) and fails it with `ETIMEDOUT`, and then, as a
+//! driver resets a device that stopped answering, fails every other request
+//! the disk holds ([`TagSet::claim_in_flight`]). `rotate_queues=R`
 //! maps CPU `c` to hardware queue `(c + R) % hw_queues`
 //! ([`Operations::map_queues`]) instead of blk-mq's default map.
 
@@ -288,15 +290,21 @@ impl Operations for RamDisk {
     }
 
     fn timeout(_storage: &Storage, rq: &TimedOut<'_, Self>) -> TimeoutAction {
-        match rq.claim() {
-            Some(rq) => {
-                pr_info!("request at sector {} timed out\n", rq.sector());
-                rq.end(Err(ETIMEDOUT));
-                TimeoutAction::Done
-            }
-            // Being completed right now: let that finish.
-            None => TimeoutAction::ResetTimer,
-        }
+        // Being completed right now: let that finish.
+        let Some(lost) = rq.claim() else {
+            return TimeoutAction::ResetTimer;
+        };
+        let sector = lost.sector();
+        lost.end(Err(ETIMEDOUT));
+        // What a driver does to a device that stopped answering: reset it,
+        // failing every other request it holds.
+        let mut others = 0;
+        rq.tag_set().claim_in_flight(|other| {
+            others += 1;
+            other.end(Err(ETIMEDOUT));
+        });
+        pr_info!("request at sector {sector} timed out; failed {others} more in flight\n");
+        TimeoutAction::Done
     }
 }
 // ANCHOR_END: operations

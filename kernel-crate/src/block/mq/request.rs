@@ -7,7 +7,7 @@ use core::mem::ManuallyDrop;
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicU16, Ordering};
 
-use super::Operations;
+use super::{Operations, TagSet};
 use crate::bindings;
 use crate::error::{code::EINVAL, Result};
 use crate::page::{Page, PAGE_SIZE};
@@ -583,6 +583,16 @@ impl<T: Operations> TimedOut<'_, T> {
     pub fn sector(&self) -> u64 {
         // SAFETY: the request is live (type invariant).
         unsafe { bindings::rust_helper_blk_rq_pos(self.rq) }
+    }
+
+    /// The tag set of the request's disk: to look for its completion, or
+    /// to take back everything the device holds when it must be reset
+    /// ([`TagSet::claim_in_flight`]).
+    pub fn tag_set(&self) -> &TagSet<T> {
+        // SAFETY: the request is live (type invariant), so is its queue,
+        // whose tag set is a `TagSet<T>`'s: its `GenDisk` holds an `Arc` of
+        // it until the queue is gone, and the queue outlives `'_`.
+        unsafe { TagSet::<T>::from_raw(bindings::rust_helper_rq_tag_set(self.rq)) }
     }
 
     /// Takes the request from the device, if the device holds it (no

@@ -134,6 +134,18 @@ impl<T: Operations> TagSet<T> {
         self.set.as_raw()
     }
 
+    /// The `TagSet` whose C tag set is `set`.
+    ///
+    /// # Safety
+    ///
+    /// `set` is the C tag set of a `TagSet<T>` that lives for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(set: *mut bindings::blk_mq_tag_set) -> &'a Self {
+        let this = crate::container_of!(set.cast::<Opaque<bindings::blk_mq_tag_set>>(), Self, set);
+        // SAFETY: the caller guarantees that `set` is the `set` field of a
+        // live `TagSet<T>` (`Opaque` is transparent), which lives for `'a`.
+        unsafe { &*this }
+    }
+
     /// The `T::SetData` of the tag set `set`.
     ///
     /// # Safety
