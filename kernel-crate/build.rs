@@ -189,6 +189,8 @@ fn main() {
         .allowlist_function("pci_alloc_irq_vectors_affinity")
         .allowlist_function("pci_free_irq_vectors")
         .allowlist_function("pci_irq_vector")
+        .allowlist_function("pci_irq_get_affinity")
+        .opaque_type("cpumask")
         .allowlist_function("pci_dev_get")
         .allowlist_function("pci_dev_put")
         .allowlist_function("get_device")

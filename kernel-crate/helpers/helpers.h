@@ -95,6 +95,7 @@ unsigned long rust_helper_jiffies(void);
 unsigned long rust_helper_msecs_to_jiffies(unsigned int ms);
 unsigned int rust_helper_num_online_cpus(void);
 struct pci_driver *rust_helper_pci_dev_driver(struct pci_dev *pdev);
+int rust_helper_cpumask_next(int n, const struct cpumask *mask);
 
 /* Block layer: blk-mq, disks, scatterlists (kernel-crate/src/block,
  * scatterlist.rs; the helpers are in block.c). */

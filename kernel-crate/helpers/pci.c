@@ -113,3 +113,8 @@ struct pci_driver *rust_helper_pci_dev_driver(struct pci_dev *pdev)
 {
 	return to_pci_driver(pdev->dev.driver);
 }
+
+int rust_helper_cpumask_next(int n, const struct cpumask *mask)
+{
+	return cpumask_next(n, mask);
+}

@@ -117,6 +117,38 @@ impl Vectors {
         self.count
     }
 
+    /// Calls `f` with each CPU that vector `index` fires on, when the
+    /// kernel spread the vectors ([`alloc_msix_spread`](Self::alloc_msix_spread));
+    /// returns whether it had a set of CPUs for the vector. A block driver
+    /// maps each CPU to the queue whose vector fires there, as C's
+    /// `blk_mq_pci_map_queues` does.
+    pub fn for_each_cpu(&self, index: u32, mut f: impl FnMut(u32)) -> bool {
+        let Ok(vec) = c_int::try_from(index) else {
+            return false;
+        };
+        if index >= self.count {
+            return false;
+        }
+        // SAFETY: the function is alive and its vectors allocated (type
+        // invariants); `index` is in range.
+        let mask = unsafe { bindings::pci_irq_get_affinity(self.pdev.as_raw(), vec) };
+        if mask.is_null() {
+            return false;
+        }
+        // SAFETY: reads a variable set at boot.
+        let nr_cpus = unsafe { bindings::rust_helper_nr_cpu_ids() };
+        let mut cpu: c_int = -1;
+        loop {
+            // SAFETY: `mask` is the vector's affinity mask, which lives as
+            // long as the vectors; -1 starts the walk.
+            cpu = unsafe { bindings::rust_helper_cpumask_next(cpu, mask) };
+            match u32::try_from(cpu) {
+                Ok(c) if c < nr_cpus => f(c),
+                _ => return true,
+            }
+        }
+    }
+
     /// The Linux interrupt number of vector `index`.
     fn irq(&self, index: u32) -> Result<c_uint> {
         if index >= self.count {

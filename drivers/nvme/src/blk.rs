@@ -22,6 +22,8 @@ use crate::Admin;
 /// list pool and the admin side (for the timeout path).
 pub(crate) struct IoShared {
     pub(crate) queues: KVec<Arc<Queue>>,
+    /// The MSI-X vectors: queue `i` fires on vector `i + 1`.
+    pub(crate) vectors: Arc<irq::Vectors>,
     pub(crate) pool: Arc<dma::Pool<u64>>,
     pub(crate) admin: Arc<Admin>,
     /// The most segments of a request, and the list pages its PRPs need.
@@ -145,6 +147,21 @@ impl mq::Operations for NvmeOps {
             pr_err!("{}: queue {} full\n", ns.shared.admin.name(), queue.qid);
         }
         Ok(())
+    }
+
+    /// Each CPU is served by the queue whose vector fires on it, as C's
+    /// `blk_mq_pci_map_queues`; blk-mq's own spread if a vector has no
+    /// CPUs.
+    fn map_queues(shared: &Arc<IoShared>, map: &mut mq::QueueMap<'_>) {
+        for (index, queue) in shared.queues.iter().enumerate() {
+            let spread = shared.vectors.for_each_cpu(queue.qid.into(), |cpu| {
+                let _ = map.set(cpu, index as u32);
+            });
+            if !spread {
+                map.map_default();
+                return;
+            }
+        }
     }
 
     fn commit_rqs(queue: &Arc<Queue>, _ns: &NsData) {

@@ -575,10 +575,11 @@ impl Controller {
             prp::PAGE_SIZE as usize,
             0,
         )?;
-        let shared_admin = admin.clone();
+        let (shared_admin, shared_vectors) = (admin.clone(), vectors.clone());
         let shared = Arc::pin_init(
             pin_init!(IoShared {
                 queues <- queues,
+                vectors <- shared_vectors,
                 pool <- pool,
                 admin <- shared_admin,
                 max_segments <- MAX_SEGMENTS,
