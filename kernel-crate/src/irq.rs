@@ -9,10 +9,11 @@
 //! alive (an [`Arc`]), so they are freed only after every handler has been
 //! freed, which `pci_free_irq_vectors` requires.
 
-use core::ffi::{c_int, c_uint, c_void, CStr};
+use core::ffi::{c_int, c_uint, c_void};
+use core::fmt;
 use core::marker::PhantomPinned;
 use core::pin::Pin;
-use core::ptr::addr_of_mut;
+use core::ptr::{addr_of, addr_of_mut};
 
 use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
@@ -181,21 +182,49 @@ pub struct Registration<H: Handler> {
     handler: H,
     irq: c_uint,
     vectors: Arc<Vectors>,
+    /// The name in `/proc/interrupts`, NUL-terminated: the kernel keeps a
+    /// pointer to it until `free_irq`.
+    name: [u8; NAME_LEN],
     _pin: PhantomPinned,
+}
+
+/// Room for an interrupt's name, its NUL included.
+const NAME_LEN: usize = 32;
+
+/// Formats `args` into a NUL-terminated name, cut to fit.
+fn format_name(args: fmt::Arguments<'_>) -> [u8; NAME_LEN] {
+    struct Cursor([u8; NAME_LEN], usize);
+    impl fmt::Write for Cursor {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            for &b in s.as_bytes() {
+                // The last byte stays 0; a NUL inside would end the name.
+                if self.1 + 1 < NAME_LEN && b != 0 {
+                    self.0[self.1] = b;
+                    self.1 += 1;
+                }
+            }
+            Ok(())
+        }
+    }
+    let mut cursor = Cursor([0; NAME_LEN], 0);
+    let _ = fmt::write(&mut cursor, args);
+    cursor.0
 }
 // ANCHOR_END: registration
 
 impl<H: Handler> Registration<H> {
     /// Registers `handler` on vector `index` of `vectors`, named `name` in
-    /// `/proc/interrupts`. The handler may run before this returns.
+    /// `/proc/interrupts` (cut to 31 bytes). The handler may run before
+    /// this returns.
     pub fn new(
         vectors: &Arc<Vectors>,
         index: u32,
-        name: &'static CStr,
+        name: fmt::Arguments<'_>,
         handler: H,
     ) -> Result<Pin<KBox<Self>>> {
         let irq = vectors.irq(index)?;
         let vectors = vectors.clone();
+        let name = format_name(name);
         let init = move |slot: *mut Self| {
             // SAFETY: `slot` is valid for writes and will not move
             // (contract of `PinInit`).
@@ -204,19 +233,20 @@ impl<H: Handler> Registration<H> {
                     handler,
                     irq,
                     vectors,
+                    name,
                     _pin: PhantomPinned,
                 })
             };
             // SAFETY: the registration is initialised and pinned, so the
-            // cookie stays valid until `Drop` frees the interrupt; `name`
-            // is `'static`, as the kernel keeps it.
+            // cookie and its NUL-terminated name stay valid until `Drop`
+            // frees the interrupt.
             let ret = unsafe {
                 bindings::request_threaded_irq(
                     irq,
                     Some(handler_callback::<H>),
                     None,
                     0,
-                    name.as_ptr(),
+                    addr_of!((*slot).name).cast(),
                     slot.cast(),
                 )
             };

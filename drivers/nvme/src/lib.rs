@@ -611,7 +611,12 @@ impl Controller {
                 queue: queue.clone(),
                 tag_set: tag_set.clone(),
             };
-            let irq = match irq::Registration::new(vectors, qid.into(), c_str!("rnvme"), handler) {
+            let irq = match irq::Registration::new(
+                vectors,
+                qid.into(),
+                format_args!("rnvme{}q{}", admin.instance.id(), qid),
+                handler,
+            ) {
                 Ok(irq) => irq,
                 Err(e) => {
                     let _ = admin.delete_queue(admin::DELETE_CQ, qid);
