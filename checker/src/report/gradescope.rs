@@ -105,27 +105,11 @@ fn lab_number(lab: &str) -> u32 {
 /// go; known statuses, visibilities and output formats; every test named.
 pub fn validate(doc: &Value) -> Result<()> {
     let obj = doc.as_object().context("results.json is not an object")?;
-    let number = |v: &Value, what: &str| -> Result<()> {
-        if v.is_number() {
-            Ok(())
-        } else {
-            bail!("{what} is not a number: {v}")
-        }
-    };
-    let one_of = |v: &Value, allowed: &[&str], what: &str| -> Result<()> {
-        match v.as_str() {
-            Some(s) if allowed.contains(&s) => Ok(()),
-            _ => bail!("{what} must be one of {allowed:?}, not {v}"),
-        }
-    };
     for (key, value) in obj {
         match key.as_str() {
-            "score" => number(value, "score")?,
-            "execution_time" => number(value, "execution_time")?,
-            "output" => {
-                value.as_str().context("output is not a string")?;
-            }
-            "output_format" => one_of(value, &OUTPUT_FORMATS, "output_format")?,
+            "score" | "execution_time" => number(value, key)?,
+            "output" => string(value, key)?,
+            "output_format" => one_of(value, &OUTPUT_FORMATS, key)?,
             "visibility" | "stdout_visibility" => one_of(value, &VISIBILITIES, key)?,
             "tests" | "leaderboard" | "extra_data" => {}
             other => bail!("unknown top-level key {other:?}"),
@@ -135,48 +119,76 @@ pub fn validate(doc: &Value) -> Result<()> {
         None => &Vec::new(),
         Some(t) => t.as_array().context("tests is not a list")?,
     };
-    if !obj.contains_key("score") && tests.is_empty() {
+    let top_score = obj.contains_key("score");
+    if !top_score && tests.is_empty() {
         bail!("neither a top-level score nor any test");
     }
     for (i, test) in tests.iter().enumerate() {
-        let t = test
-            .as_object()
-            .with_context(|| format!("test {i} is not an object"))?;
-        if !obj.contains_key("score") && !t.contains_key("score") {
-            bail!("test {i} has no score and there is no top-level score");
-        }
-        for (key, value) in t {
-            let what = format!("test {i}'s {key}");
-            match key.as_str() {
-                "score" | "max_score" => number(value, &what)?,
-                "name" | "name_format" | "number" | "output" => {
-                    value
-                        .as_str()
-                        .with_context(|| format!("{what} is not a string"))?;
-                }
-                "output_format" => one_of(value, &OUTPUT_FORMATS, &what)?,
-                "status" => one_of(value, &STATUSES, &what)?,
-                "visibility" => one_of(value, &VISIBILITIES, &what)?,
-                "tags" => {
-                    let tags = value
-                        .as_array()
-                        .with_context(|| format!("{what} is not a list"))?;
-                    if tags.iter().any(|t| !t.is_string()) {
-                        bail!("{what} must hold strings");
-                    }
-                }
-                "extra_data" => {}
-                other => bail!("test {i} has an unknown key {other:?}"),
-            }
-        }
-        if t.get("name")
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
-        {
-            bail!("test {i} has no name");
-        }
+        validate_test(i, test, top_score)?;
     }
     Ok(())
+}
+
+/// Checks test `i` of `results.json`; `top_score`: the document has a
+/// top-level score, so the test need not have one.
+fn validate_test(i: usize, test: &Value, top_score: bool) -> Result<()> {
+    let t = test
+        .as_object()
+        .with_context(|| format!("test {i} is not an object"))?;
+    if !top_score && !t.contains_key("score") {
+        bail!("test {i} has no score and there is no top-level score");
+    }
+    for (key, value) in t {
+        let what = format!("test {i}'s {key}");
+        match key.as_str() {
+            "score" | "max_score" => number(value, &what)?,
+            "name" | "name_format" | "number" | "output" => string(value, &what)?,
+            "output_format" => one_of(value, &OUTPUT_FORMATS, &what)?,
+            "status" => one_of(value, &STATUSES, &what)?,
+            "visibility" => one_of(value, &VISIBILITIES, &what)?,
+            "tags" => {
+                let tags = value
+                    .as_array()
+                    .with_context(|| format!("{what} is not a list"))?;
+                if tags.iter().any(|t| !t.is_string()) {
+                    bail!("{what} must hold strings");
+                }
+            }
+            "extra_data" => {}
+            other => bail!("test {i} has an unknown key {other:?}"),
+        }
+    }
+    if t.get("name")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        bail!("test {i} has no name");
+    }
+    Ok(())
+}
+
+/// `what`, a value of `results.json`, is a number.
+fn number(v: &Value, what: &str) -> Result<()> {
+    if v.is_number() {
+        Ok(())
+    } else {
+        bail!("{what} is not a number: {v}")
+    }
+}
+
+/// `what` is a string.
+fn string(v: &Value, what: &str) -> Result<()> {
+    v.as_str()
+        .with_context(|| format!("{what} is not a string"))?;
+    Ok(())
+}
+
+/// `what` is one of the strings `allowed`.
+fn one_of(v: &Value, allowed: &[&str], what: &str) -> Result<()> {
+    match v.as_str() {
+        Some(s) if allowed.contains(&s) => Ok(()),
+        _ => bail!("{what} must be one of {allowed:?}, not {v}"),
+    }
 }
 
 /// `checker gradescope`: reads a report, keeps `student`'s entries (all
