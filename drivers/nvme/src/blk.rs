@@ -29,10 +29,6 @@ pub(crate) struct IoShared {
     /// The most segments of a request, and the list pages its PRPs need.
     pub(crate) max_segments: usize,
     pub(crate) max_lists: usize,
-    /// The tag set, for the timeout path's polling. Set once the tag set
-    /// exists, taken out by remove (the tag set holds this value: the
-    /// cycle is broken there).
-    pub(crate) tag_set: Mutex<Option<Arc<TagSet<NvmeOps>>>>,
     /// [`LIVE`], [`RESETTING`] or [`DEAD`].
     pub(crate) state: AtomicU8,
     /// One reset at a time.
@@ -186,9 +182,7 @@ impl mq::Operations for NvmeOps {
         let Some(queue) = shared.queues.get(hctx as usize) else {
             return TimeoutAction::ResetTimer;
         };
-        if let Some(tag_set) = shared.tag_set.lock().as_ref() {
-            complete_all(queue, tag_set, hctx);
-        }
+        complete_all(queue, rq.tag_set(), hctx);
         let Some(mut claimed) = rq.claim() else {
             // Completed by the poll above, or by the interrupt.
             pr_warn!(
@@ -222,10 +216,7 @@ impl mq::Operations for NvmeOps {
         );
         // Back to the device: the reset takes every request it holds.
         claimed.into_in_flight();
-        let tag_set = shared.tag_set.lock().clone();
-        if let Some(tag_set) = tag_set {
-            crate::reset(shared, &tag_set);
-        }
+        crate::reset(shared, rq.tag_set());
         TimeoutAction::Done
     }
     // ANCHOR_END: timeout

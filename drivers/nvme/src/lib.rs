@@ -135,6 +135,7 @@ struct Controller {
     disks: KVec<GenDisk<NvmeOps>>,
     io_queues: KVec<IoQueue>,
     shared: Option<Arc<IoShared>>,
+    tag_set: Option<Arc<TagSet<NvmeOps>>>,
     vectors: Option<Arc<irq::Vectors>>,
     /// The shadow doorbell pages (the queues hold them too).
     shadow: Option<Arc<Shadow>>,
@@ -213,6 +214,7 @@ impl pci::Driver for NvmeDriver {
             disks: KVec::new(),
             io_queues: KVec::new(),
             shared: None,
+            tag_set: None,
             vectors: None,
             shadow: None,
             namespaces: KVec::new(),
@@ -584,7 +586,6 @@ impl Controller {
                 admin <- shared_admin,
                 max_segments <- MAX_SEGMENTS,
                 max_lists <- prp::lists_for(max_transfer),
-                tag_set <- new_mutex!(None),
                 state <- AtomicU8::new(blk::LIVE),
                 reset_lock <- new_mutex!(()),
             }),
@@ -601,7 +602,7 @@ impl Controller {
             },
             shared.clone(),
         )?;
-        *shared.tag_set.lock() = Some(tag_set.clone());
+        self.tag_set = Some(tag_set.clone());
         for queue in shared.queues.iter() {
             let qid = queue.qid;
             // The completion queue first, then its interrupt, then the
@@ -646,7 +647,7 @@ impl Controller {
     /// One disk per namespace, `rnvmeXnY`.
     fn add_disks(&mut self, max_transfer: u64) -> Result {
         let shared = self.shared.clone().ok_or(EINVAL)?;
-        let tag_set = shared.tag_set.lock().clone().ok_or(EINVAL)?;
+        let tag_set = self.tag_set.clone().ok_or(EINVAL)?;
         for ns in self.namespaces.iter() {
             let block_size = 1u32 << ns.block_shift;
             let disk = GenDiskBuilder::new()
@@ -697,13 +698,9 @@ impl Controller {
         for io in self.io_queues.iter().rev() {
             let _ = admin.delete_queue(admin::DELETE_CQ, io.queue.qid);
         }
-        // The interrupts go, then the vectors and the tag set (the
-        // handlers held them).
+        // The interrupts go (their handlers hold the queues and the tag
+        // set); the memory stays until the controller is stopped.
         self.io_queues.clear();
-        self.vectors = None;
-        if let Some(shared) = self.shared.take() {
-            *shared.tag_set.lock() = None;
-        }
         let bar = &admin.bar;
         let cc = bar.read32::<{ regs::CC }>();
         if cc & regs::CC_ENABLE != 0 {
@@ -715,6 +712,10 @@ impl Controller {
         // Disabled, the controller forgets the admin queue's addresses too.
         let _ = disable(bar, admin.cap);
         admin.pdev.clear_master();
+        // Now the vectors, the tag set and the queues' memory may go.
+        self.vectors = None;
+        self.tag_set = None;
+        self.shared = None;
     }
     // ANCHOR_END: take_down
 }
