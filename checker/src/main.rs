@@ -285,21 +285,23 @@ fn sizes() -> Result<bool> {
 
 /// `checker bench-binder`.
 fn bench_binder(count: u32, out: Option<PathBuf>) -> Result<bool> {
-    vm::install_interrupt_handler()?;
-    let root = workspace::root()?;
-    let tc = run::ensure_quiet()?;
     let opts = checker::tools::binderbench::Options { count, out };
-    print!("{}", checker::tools::binderbench::run(&root, &tc, &opts)?);
-    Ok(true)
+    bench(|root, tc| checker::tools::binderbench::run(root, tc, &opts))
 }
 
 /// `checker bench-nvme`.
 fn bench_nvme(seconds: f64, out: Option<PathBuf>) -> Result<bool> {
+    let opts = checker::tools::nvmebench::Options { seconds, out };
+    bench(|root, tc| checker::tools::nvmebench::run(root, tc, &opts))
+}
+
+/// Runs a benchmark on this workspace with the set-up's toolchain and
+/// prints its table.
+fn bench(measure: impl FnOnce(&Path, &setup::Toolchain) -> Result<String>) -> Result<bool> {
     vm::install_interrupt_handler()?;
     let root = workspace::root()?;
     let tc = run::ensure_quiet()?;
-    let opts = checker::tools::nvmebench::Options { seconds, out };
-    print!("{}", checker::tools::nvmebench::run(&root, &tc, &opts)?);
+    print!("{}", measure(&root, &tc)?);
     Ok(true)
 }
 
