@@ -76,11 +76,11 @@ impl DeviceRef {
     /// Takes a reference on `dev`.
     pub fn new(dev: &Device) -> Self {
         // SAFETY: `dev` is alive (type invariants of `Device`).
-        let ptr = unsafe { bindings::get_device(dev.as_raw()) };
-        // INVARIANT: `get_device` took a reference and returned `dev`,
-        // which is not NULL.
+        unsafe { bindings::get_device(dev.as_raw()) };
+        // INVARIANT: `get_device` took a reference on `dev`, whose address
+        // (from a reference) is not NULL; `Device` is transparent.
         DeviceRef {
-            ptr: core::ptr::NonNull::new(ptr).unwrap_or(core::ptr::NonNull::dangling()),
+            ptr: core::ptr::NonNull::from(dev).cast(),
         }
     }
 }

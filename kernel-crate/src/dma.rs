@@ -70,8 +70,9 @@ unsafe impl<T: Element, const N: usize> Element for [T; N] {}
 ///
 /// # Invariants
 ///
-/// `cpu` points at `count` elements of `T`, valid for reads and writes
-/// while the owner of this view (an allocation) is alive.
+/// `cpu` points at `count` elements of `T`, aligned for `T`, valid for
+/// reads and writes while the owner of this view (an allocation) is
+/// alive.
 struct Elements<T> {
     cpu: NonNull<T>,
     count: usize,
@@ -123,7 +124,8 @@ impl<T: Element> CoherentAllocation<T> {
     /// Allocates `count` zeroed elements for `dev`.
     pub fn alloc(dev: &Device, count: usize, flags: Flags) -> Result<Self> {
         let size = count.checked_mul(size_of::<T>()).ok_or(ENOMEM)?;
-        if size == 0 {
+        // Coherent memory is page aligned: enough for any `T` up to that.
+        if size == 0 || align_of::<T>() > crate::page::PAGE_SIZE {
             return Err(EINVAL);
         }
         let mut handle: bindings::dma_addr_t = 0;
@@ -132,7 +134,7 @@ impl<T: Element> CoherentAllocation<T> {
         let cpu = unsafe { bindings::dma_alloc_attrs(dev.as_raw(), size, &mut handle, gfp, 0) };
         let cpu = NonNull::new(cpu.cast::<T>()).ok_or(ENOMEM)?;
         // INVARIANT: just allocated for `dev`, `size` bytes at `handle`
-        // (page aligned, so aligned for `T`).
+        // (page aligned, so aligned for `T`: checked above).
         Ok(CoherentAllocation {
             dev: DeviceRef::new(dev),
             elems: Elements { cpu, count },
@@ -222,7 +224,8 @@ impl<T: Element> Pool<T> {
         boundary: usize,
     ) -> Result<Arc<Self>> {
         let size = count.checked_mul(size_of::<T>()).ok_or(ENOMEM)?;
-        if size == 0 || !align.is_power_of_two() {
+        // Every block must be aligned for `T`: `Elements` relies on it.
+        if size == 0 || !align.is_power_of_two() || align < align_of::<T>() {
             return Err(EINVAL);
         }
         // SAFETY: the device is alive; `dma_pool_create` copies `name`.
@@ -250,7 +253,8 @@ impl<T: Element> Pool<T> {
         let cpu =
             unsafe { bindings::dma_pool_alloc(pool.ptr.as_ptr(), flags.as_raw(), &mut handle) };
         let cpu = NonNull::new(cpu.cast::<T>()).ok_or(ENOMEM)?;
-        // INVARIANT: a block of this pool, `count` elements, at `handle`.
+        // INVARIANT: a block of this pool, `count` elements, at `handle`,
+        // aligned as the pool's blocks are (at least for `T`, see `new`).
         Ok(PoolBlock {
             pool: pool.clone(),
             elems: Elements {
