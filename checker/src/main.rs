@@ -118,12 +118,15 @@ enum Cmd {
         out: Option<std::path::PathBuf>,
     },
     /// Measure the Rust NVMe driver (rnvme) against Debian's C nvme on one
-    /// controller in one guest boot (C, Rust, Rust, C) and write
+    /// controller in one guest boot (rounds of C, Rust, Rust, C) and write
     /// book/src/generated/nvme-bench.md.
     BenchNvme {
-        /// Seconds per measurement (three per run, four runs).
-        #[arg(long, default_value_t = 5.0)]
+        /// Seconds per measurement (three per run, four runs a round).
+        #[arg(long, default_value_t = 3.0)]
         seconds: f64,
+        /// Rounds of C, Rust, Rust, C.
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
         /// Write the table here instead of the book's generated folder.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
@@ -185,7 +188,11 @@ fn real_main(cli: Cli) -> Result<bool> {
         )),
         Cmd::Sizes => sizes(),
         Cmd::BenchBinder { count, out } => bench_binder(count, out),
-        Cmd::BenchNvme { seconds, out } => bench_nvme(seconds, out),
+        Cmd::BenchNvme {
+            seconds,
+            rounds,
+            out,
+        } => bench_nvme(seconds, rounds, out),
         Cmd::Verify { guest } => verify(guest),
         Cmd::Run(args) => batch::jobs::run_cmd(&args),
         Cmd::Grade(args) => batch::gradedir::grade_cmd(&args),
@@ -290,8 +297,12 @@ fn bench_binder(count: u32, out: Option<PathBuf>) -> Result<bool> {
 }
 
 /// `checker bench-nvme`.
-fn bench_nvme(seconds: f64, out: Option<PathBuf>) -> Result<bool> {
-    let opts = checker::tools::nvmebench::Options { seconds, out };
+fn bench_nvme(seconds: f64, rounds: u32, out: Option<PathBuf>) -> Result<bool> {
+    let opts = checker::tools::nvmebench::Options {
+        seconds,
+        rounds,
+        out,
+    };
     bench(|root, tc| checker::tools::nvmebench::run(root, tc, &opts))
 }
 

@@ -5,15 +5,17 @@
 //! Builds `drivers/nvme` (`rnvme.ko` and `nvmetest`), boots the guest with
 //! a 64 MiB disk behind one controller (`max_ioqpairs = 2`), `nvme` from
 //! the kernel image and rnvme, and moves the controller between the two
-//! drivers (`nvmetest bind`) for each run, in ABBA order: C, Rust, Rust, C.
+//! drivers (`nvmetest bind`) for each run, in ABBA rounds: C, Rust, Rust,
+//! C, as many rounds as asked (short rounds spread a burst of host load
+//! over both drivers).
 //! Each run reads for a second unmeasured, then measures `O_DIRECT` reads
 //! through Linux AIO (`nvmetest bench`): 4 KiB random at queue depth 1 and
 //! 32, 128 KiB sequential at depth 4. The C driver gets the Rust one's
 //! settings: the same I/O queue depth (read from rnvme's probe line), no
 //! SGLs (`sgl_threshold=0`; QEMU advertises them, rnvme uses PRPs), no poll
 //! queues; both get one I/O queue per CPU. The Rust/C ratios compare the
-//! sums of each driver's two runs; the second C run against the first (C/C)
-//! is the noise. Until rnvme has a disk to read, only the C runs happen and
+//! sums of each driver's runs; the C runs after the Rust ones against those
+//! before (C/C) are the noise. Until rnvme has a disk to read, only the C runs happen and
 //! the table says so. The table goes to `book/src/generated/nvme-bench.md`
 //! (committed, like binder-bench.md).
 
@@ -39,13 +41,21 @@ pub const WORKLOADS: [(&str, &str); 3] = [
     ),
 ];
 
-/// The runs in the order they happen (ABBA): name, driver, disk.
-pub const RUNS: [(&str, &str, &str); 4] = [
-    ("c-1", "nvme", "/dev/nvme0n1"),
-    ("rust-1", "rnvme", "/dev/rnvme0n1"),
-    ("rust-2", "rnvme", "/dev/rnvme0n1"),
-    ("c-2", "nvme", "/dev/nvme0n1"),
+/// One round, in the order its runs happen (ABBA): driver, disk.
+pub const ROUND: [(&str, &str); 4] = [
+    ("nvme", "/dev/nvme0n1"),
+    ("rnvme", "/dev/rnvme0n1"),
+    ("rnvme", "/dev/rnvme0n1"),
+    ("nvme", "/dev/nvme0n1"),
 ];
+
+/// The name of run `i` (0-based, in [`ROUND`]) of round `r` (0-based):
+/// `c-1a`, `rust-1a`, `rust-1b`, `c-1b`.
+pub fn run_name(r: usize, i: usize) -> String {
+    let driver = if ROUND[i].0 == "nvme" { "c" } else { "rust" };
+    let half = if i == 0 || i == 1 { 'a' } else { 'b' };
+    format!("{driver}-{}{half}", r + 1)
+}
 
 /// The disk, MiB: small, QEMU's NVMe is slow under TCG.
 const DISK_MIB: u64 = 64;
@@ -55,6 +65,9 @@ const DISK_MIB: u64 = 64;
 pub struct Options {
     /// Seconds per measurement.
     pub seconds: f64,
+    /// ABBA rounds: short rounds one after another spread a burst of
+    /// load on the host over both drivers.
+    pub rounds: u32,
     /// Where the Markdown table goes; `None`: the book's.
     pub out: Option<PathBuf>,
 }
@@ -125,60 +138,87 @@ pub fn parse(output: &str) -> Result<Option<Vec<f64>>> {
     Ok(Some(iops))
 }
 
-/// The Markdown table; `runs` in [`RUNS`] order, `settings` the probe
-/// step's report.
-pub fn render(runs: &[Option<Vec<f64>>], settings: &str, seconds: f64) -> String {
+/// The sum of workload `w`'s IOPS over the runs of `rounds` (each in
+/// [`ROUND`] order) at positions `at`; `None` if one of them was skipped.
+fn sum(rounds: &[Vec<Option<Vec<f64>>>], at: &[usize], w: usize) -> Option<f64> {
+    let mut total = 0.0;
+    for round in rounds {
+        for &i in at {
+            total += round.get(i)?.as_ref()?[w];
+        }
+    }
+    Some(total)
+}
+
+/// The Markdown table; `rounds` each in [`ROUND`] order, `settings` the
+/// probe step's report.
+pub fn render(rounds: &[Vec<Option<Vec<f64>>>], settings: &str, seconds: f64) -> String {
     let mut out = String::new();
+    let n = rounds.len();
     let _ = writeln!(
         out,
         "IOPS of `O_DIRECT` reads (Linux AIO), {seconds} s each after an unmeasured \
-         second, 2 CPUs, one \
-         controller with 2 I/O queue pairs and a 64 MiB disk, under TCG; \
-         runs in the order they ran.\n"
+         second, 2 CPUs, one controller with 2 I/O queue pairs and a 64 MiB disk, \
+         under TCG; {n} round(s) of C, Rust, Rust, C. C and Rust are the means of \
+         their runs; Rust/C compares the sums, C/C the C runs after the Rust ones \
+         with those before (the noise); then each round's Rust/C.\n"
     );
-    let col = |i: usize| runs.get(i).and_then(|r| r.as_ref());
-    let (c1, r1, r2, c2) = (col(0), col(1), col(2), col(3));
-    match (c1, r1, r2, c2) {
-        (Some(c1), Some(r1), Some(r2), Some(c2)) => {
+    if rounds.is_empty() || rounds.iter().any(|r| r.len() != ROUND.len()) {
+        let _ = writeln!(out, "(incomplete runs)");
+        return out;
+    }
+    let rust = sum(rounds, &[1, 2], 0).is_some();
+    if rust {
+        let _ = writeln!(
+            out,
+            "| workload | C | Rust | Rust/C | C/C | Rust/C by round |"
+        );
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---|");
+    } else {
+        let _ = writeln!(out, "| workload | C | C/C | C/C by round |");
+        let _ = writeln!(out, "|---|---:|---:|---|");
+    }
+    for (w, (name, _)) in WORKLOADS.iter().enumerate() {
+        let c = sum(rounds, &[0, 3], w).unwrap_or(0.0);
+        let noise = ratio(
+            sum(rounds, &[3], w).unwrap_or(0.0),
+            sum(rounds, &[0], w).unwrap_or(0.0),
+        );
+        let by_round = |at: &[usize], base: &[usize]| -> String {
+            (rounds.iter())
+                .map(|r| {
+                    let r = std::slice::from_ref(r);
+                    let a = sum(r, at, w).unwrap_or(0.0);
+                    format!("{:.2}", ratio(a, sum(r, base, w).unwrap_or(0.0)))
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if rust {
+            let r = sum(rounds, &[1, 2], w).unwrap_or(0.0);
             let _ = writeln!(
                 out,
-                "| workload | C (1) | Rust (1) | Rust (2) | C (2) | Rust/C | C/C |"
+                "| {name} | {:.0} | {:.0} | {:.2} | {noise:.2} | {} |",
+                c / (2 * n) as f64,
+                r / (2 * n) as f64,
+                ratio(r, c),
+                by_round(&[1, 2], &[0, 3])
             );
-            let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
-            for (i, (name, _)) in WORKLOADS.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "| {name} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} |",
-                    c1[i],
-                    r1[i],
-                    r2[i],
-                    c2[i],
-                    ratio(r1[i] + r2[i], c1[i] + c2[i]),
-                    ratio(c2[i], c1[i])
-                );
-            }
-        }
-        (Some(c1), _, _, Some(c2)) => {
-            let _ = writeln!(out, "| workload | C (1) | C (2) | C/C |");
-            let _ = writeln!(out, "|---|---:|---:|---:|");
-            for (i, (name, _)) in WORKLOADS.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "| {name} | {:.0} | {:.0} | {:.2} |",
-                    c1[i],
-                    c2[i],
-                    ratio(c2[i], c1[i])
-                );
-            }
+        } else {
             let _ = writeln!(
                 out,
-                "\nRust: not measurable yet (rnvme made no disk to read), so only the C \
-                 driver's runs and their noise."
+                "| {name} | {:.0} | {noise:.2} | {} |",
+                c / (2 * n) as f64,
+                by_round(&[3], &[0])
             );
         }
-        _ => {
-            let _ = writeln!(out, "(incomplete runs)");
-        }
+    }
+    if !rust {
+        let _ = writeln!(
+            out,
+            "\nRust: not measurable yet (rnvme made no disk to read), so only the C \
+             driver's runs and their noise."
+        );
     }
     let _ = writeln!(out, "\nSettings: {}.", settings.trim().replace('\n', "; "));
     out
@@ -206,6 +246,9 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
     if !(opts.seconds > 0.0 && opts.seconds <= 60.0) {
         bail!("--seconds must be more than 0 and at most 60");
     }
+    if !(1..=10).contains(&opts.rounds) {
+        bail!("--rounds must be 1 to 10");
+    }
     let dir = build(root, tc)?;
     let disks = tempfile::Builder::new()
         .prefix("checker-bench-nvme-")
@@ -223,14 +266,17 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
         name: "probe".into(),
         run: probe_script(),
     }];
-    for (name, driver, disk) in RUNS {
-        steps.push(Step {
-            name: name.into(),
-            run: run_script(driver, disk, opts.seconds),
-        });
+    for r in 0..opts.rounds as usize {
+        for (i, (driver, disk)) in ROUND.iter().enumerate() {
+            steps.push(Step {
+                name: run_name(r, i),
+                run: run_script(driver, disk, opts.seconds),
+            });
+        }
     }
     let (accel, why) = accel::choose(AccelChoice::Auto, &tc.vmlinuz, &tc.cache);
-    let measured = opts.seconds * (WORKLOADS.len() * RUNS.len()) as f64;
+    let runs = opts.rounds as usize * ROUND.len();
+    let measured = (opts.seconds + 1.0) * (WORKLOADS.len() * runs) as f64;
     let guest = Guest {
         kernel: tc.boot_kernel.clone(),
         extra_cmdline: String::new(),
@@ -255,15 +301,15 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
             },
             Device::Qemu("nvme,serial=bench,drive=nvm,max_ioqpairs=2".into()),
         ],
-        // Boot, binds (the C driver's probe is slow under TCG) and the
+        // Boot, binds (each a few seconds under TCG) and the
         // measurements, with room to spare.
-        timeout: Duration::from_secs(300 + 2 * measured as u64),
+        timeout: Duration::from_secs(300 + 10 * runs as u64 + 2 * measured as u64),
         accel,
         keep: false,
     };
     println!(
-        "bench-nvme: {} s per measurement; accelerator {accel}: {why}",
-        opts.seconds
+        "bench-nvme: {} round(s), {} s per measurement; accelerator {accel}: {why}",
+        opts.rounds, opts.seconds
     );
     let load = host_load();
     let outputs = bench::run_steps("bench-nvme", &guest)?;
@@ -275,7 +321,8 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
     let runs = (outputs.iter().skip(1))
         .map(|o| parse(o))
         .collect::<Result<Vec<_>>>()?;
-    let table = render(&runs, &settings, opts.seconds);
+    let rounds: Vec<Vec<Option<Vec<f64>>>> = runs.chunks(ROUND.len()).map(<[_]>::to_vec).collect();
+    let table = render(&rounds, &settings, opts.seconds);
     let out = (opts.out.clone()).unwrap_or_else(|| root.join("book/src/generated/nvme-bench.md"));
     bench::write_table(&out, &table)?;
     Ok(format!("{table}\nwritten to {}\n", out.display()))
@@ -310,40 +357,44 @@ mod tests {
         assert_eq!(c, Some(vec![1000.0, 3000.0, 200.0]));
         assert_eq!(parse("skipped\n").unwrap(), None);
         assert!(parse("randread bs=4096 qd=1: 5 IOPS\n").is_err());
+        assert_eq!(
+            (0..4).map(|i| run_name(1, i)).collect::<Vec<_>>(),
+            ["c-2a", "rust-2a", "rust-2b", "c-2b"]
+        );
+        let f = |scale| parse(&fake(scale)).unwrap();
         let settings = "rust disk: yes\nrust queue depth: 256\n";
-        let runs = [
-            c.clone(),
-            parse(&fake(0.9)).unwrap(),
-            parse(&fake(1.0)).unwrap(),
-            c.clone(),
+        let rounds = [
+            vec![f(1.0), f(0.9), f(1.0), f(1.0)],
+            vec![f(1.0), f(1.1), f(1.1), f(1.2)],
         ];
         expect![[r#"
-            IOPS of `O_DIRECT` reads (Linux AIO), 5 s each after an unmeasured second, 2 CPUs, one controller with 2 I/O queue pairs and a 64 MiB disk, under TCG; runs in the order they ran.
+            IOPS of `O_DIRECT` reads (Linux AIO), 5 s each after an unmeasured second, 2 CPUs, one controller with 2 I/O queue pairs and a 64 MiB disk, under TCG; 2 round(s) of C, Rust, Rust, C. C and Rust are the means of their runs; Rust/C compares the sums, C/C the C runs after the Rust ones with those before (the noise); then each round's Rust/C.
 
-            | workload | C (1) | Rust (1) | Rust (2) | C (2) | Rust/C | C/C |
-            |---|---:|---:|---:|---:|---:|---:|
-            | 4 KiB random read, QD 1 | 1000 | 900 | 1000 | 1000 | 0.95 | 1.00 |
-            | 4 KiB random read, QD 32 | 3000 | 2700 | 3000 | 3000 | 0.95 | 1.00 |
-            | 128 KiB sequential read, QD 4 | 200 | 180 | 200 | 200 | 0.95 | 1.00 |
+            | workload | C | Rust | Rust/C | C/C | Rust/C by round |
+            |---|---:|---:|---:|---:|---|
+            | 4 KiB random read, QD 1 | 1050 | 1025 | 0.98 | 1.10 | 0.95, 1.00 |
+            | 4 KiB random read, QD 32 | 3150 | 3075 | 0.98 | 1.10 | 0.95, 1.00 |
+            | 128 KiB sequential read, QD 4 | 210 | 205 | 0.98 | 1.10 | 0.95, 1.00 |
 
             Settings: rust disk: yes; rust queue depth: 256.
         "#]]
-        .assert_eq(&render(&runs, settings, 5.0));
-        let only_c = [c.clone(), None, None, parse(&fake(1.1)).unwrap()];
+        .assert_eq(&render(&rounds, settings, 5.0));
+        let only_c = [vec![c.clone(), None, None, f(1.1)]];
         expect![[r#"
-            IOPS of `O_DIRECT` reads (Linux AIO), 1 s each after an unmeasured second, 2 CPUs, one controller with 2 I/O queue pairs and a 64 MiB disk, under TCG; runs in the order they ran.
+            IOPS of `O_DIRECT` reads (Linux AIO), 1 s each after an unmeasured second, 2 CPUs, one controller with 2 I/O queue pairs and a 64 MiB disk, under TCG; 1 round(s) of C, Rust, Rust, C. C and Rust are the means of their runs; Rust/C compares the sums, C/C the C runs after the Rust ones with those before (the noise); then each round's Rust/C.
 
-            | workload | C (1) | C (2) | C/C |
-            |---|---:|---:|---:|
-            | 4 KiB random read, QD 1 | 1000 | 1100 | 1.10 |
-            | 4 KiB random read, QD 32 | 3000 | 3300 | 1.10 |
-            | 128 KiB sequential read, QD 4 | 200 | 220 | 1.10 |
+            | workload | C | C/C | C/C by round |
+            |---|---:|---:|---|
+            | 4 KiB random read, QD 1 | 1050 | 1.10 | 1.10 |
+            | 4 KiB random read, QD 32 | 3150 | 1.10 | 1.10 |
+            | 128 KiB sequential read, QD 4 | 210 | 1.10 | 1.10 |
 
             Rust: not measurable yet (rnvme made no disk to read), so only the C driver's runs and their noise.
 
             Settings: rust disk: no.
         "#]]
         .assert_eq(&render(&only_c, "rust disk: no\n", 1.0));
-        assert!(render(&runs[..2], "", 1.0).contains("incomplete"));
+        assert!(render(&[vec![c.clone()]], "", 1.0).contains("incomplete"));
+        assert!(render(&[], "", 1.0).contains("incomplete"));
     }
 }
