@@ -322,6 +322,7 @@ impl<T: Operations> GenDisk<T> {
         // SAFETY: the queue is live while the disk is (type invariant);
         // the guard unfreezes it once.
         unsafe { bindings::blk_mq_freeze_queue(self.queue()) };
+        // INVARIANT: frozen just now; the guard borrows the disk.
         FrozenQueue {
             queue: self.queue(),
             _disk: core::marker::PhantomData,
@@ -334,6 +335,7 @@ impl<T: Operations> GenDisk<T> {
     pub fn quiesce(&self) -> QuiescedQueue<'_> {
         // SAFETY: as in `freeze`.
         unsafe { bindings::blk_mq_quiesce_queue(self.queue()) };
+        // INVARIANT: quiesced just now; the guard borrows the disk.
         QuiescedQueue {
             queue: self.queue(),
             _disk: core::marker::PhantomData,
@@ -365,6 +367,11 @@ impl<T: Operations> Drop for GenDisk<T> {
 }
 
 /// A frozen queue ([`GenDisk::freeze`]); unfrozen when dropped.
+///
+/// # Invariants
+///
+/// `queue` is the queue of a disk borrowed for `'a`, frozen once by this
+/// guard.
 pub struct FrozenQueue<'a> {
     queue: *mut bindings::request_queue,
     _disk: core::marker::PhantomData<&'a ()>,
@@ -372,13 +379,18 @@ pub struct FrozenQueue<'a> {
 
 impl Drop for FrozenQueue<'_> {
     fn drop(&mut self) {
-        // SAFETY: the queue was frozen by `freeze` and is live while the
-        // disk is borrowed.
+        // SAFETY: the queue is live and was frozen by this guard (type
+        // invariants).
         unsafe { bindings::blk_mq_unfreeze_queue(self.queue) };
     }
 }
 
 /// A quiesced queue ([`GenDisk::quiesce`]); unquiesced when dropped.
+///
+/// # Invariants
+///
+/// `queue` is the queue of a disk borrowed for `'a`, quiesced once by this
+/// guard.
 pub struct QuiescedQueue<'a> {
     queue: *mut bindings::request_queue,
     _disk: core::marker::PhantomData<&'a ()>,
@@ -386,8 +398,8 @@ pub struct QuiescedQueue<'a> {
 
 impl Drop for QuiescedQueue<'_> {
     fn drop(&mut self) {
-        // SAFETY: the queue was quiesced by `quiesce` and is live while the
-        // disk is borrowed.
+        // SAFETY: the queue is live and was quiesced by this guard (type
+        // invariants).
         unsafe { bindings::blk_mq_unquiesce_queue(self.queue) };
     }
 }

@@ -277,6 +277,7 @@ impl<T: Operations> Request<T> {
         // SAFETY: the request is live (type invariant) and its bios stay
         // until it is ended, which needs `self`, borrowed by the iterator.
         unsafe { bindings::rust_helper_rq_seg_iter_init(self.as_raw(), &mut it.it) };
+        // INVARIANT: set up on this request, held while `self` is borrowed.
         it
     }
 
@@ -430,6 +431,11 @@ impl<T: Operations> Busy<T> {
 }
 
 /// The single-page segments of a request's data ([`Request::segments`]).
+///
+/// # Invariants
+///
+/// `it` was set up by `rust_helper_rq_seg_iter_init` on a request that is
+/// held, with its bios, for `'a`.
 pub struct Segments<'a> {
     it: bindings::rust_rq_seg_iter,
     _rq: PhantomData<&'a ()>,
@@ -442,7 +448,7 @@ impl<'a> Iterator for Segments<'a> {
         let mut page = ptr::null_mut();
         let (mut offset, mut len) = (0, 0);
         // SAFETY: the iterator was set up on a request that stays held
-        // while `'a` lasts (see `Request::segments`).
+        // while `'a` lasts (type invariant).
         let more = unsafe {
             bindings::rust_helper_rq_seg_iter_next(&mut self.it, &mut page, &mut offset, &mut len)
         };
