@@ -34,6 +34,16 @@ pub struct ImageModule {
     pub path: PathBuf,
 }
 
+/// The guest loads an image module by its stem, from its file here.
+impl From<ImageModule> for crate::guest::Module {
+    fn from(m: ImageModule) -> Self {
+        crate::guest::Module {
+            name: m.stem,
+            path: m.path,
+        }
+    }
+}
+
 /// Whether an entry of `image_modules` is a path (else a module name).
 fn is_path(entry: &str) -> bool {
     entry.contains('/') || entry.ends_with(".ko")

@@ -716,7 +716,7 @@ impl LabRun<'_> {
         }
         let image_modules = vm::image::resolve(&tc.modules_dir, &lab.config.image_modules)?
             .into_iter()
-            .map(|m| module(m.stem, m.path))
+            .map(vm::Module::from)
             .collect();
         let mut programs: Vec<vm::Program> = (lab.config.programs.iter())
             .map(|p| vm::Program {

@@ -202,10 +202,7 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
     let dir = build(root, tc)?;
     let image_modules = vm::image::resolve(&tc.modules_dir, &["binder_linux".into()])?
         .into_iter()
-        .map(|m| Module {
-            name: m.stem,
-            path: m.path,
-        })
+        .map(Module::from)
         .collect();
     let mut steps = vec![Step {
         name: "load".into(),

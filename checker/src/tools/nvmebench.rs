@@ -257,10 +257,7 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
     vm::disk::write_image(&disk, DISK_MIB << 20, vm::disk::Image::Zero)?;
     let image_modules = vm::image::resolve(&tc.modules_dir, &["nvme".into()])?
         .into_iter()
-        .map(|m| Module {
-            name: m.stem,
-            path: m.path,
-        })
+        .map(Module::from)
         .collect();
     let mut steps = vec![Step {
         name: "probe".into(),
