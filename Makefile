@@ -156,12 +156,15 @@ vm-debug:
 
 # The checks that need the debug kernel: lab 04's failslab steps, the
 # fixtures only its tools can catch (each must fail with that tool's report,
-# as its debug-verdict.txt says), and Binder's scenarios on the C and the
-# Rust driver (lab 10's solution is the same driver, so it is not run twice).
+# as its debug-verdict.txt says), Binder's scenarios on the C and the
+# Rust driver (lab 10's solution is the same driver, so it is not run twice),
+# and NVMe's integrity run on both drivers plus rnvme's timeout path driven
+# by fail_io_timeout.
 test-debug: vm-debug
 	$(CHECKER) lab lab-04 --solution --kernel debug
 	$(CHECKER) fixtures --kernel debug
 	$(CHECKER) lab drivers/binder --kernel debug
+	$(CHECKER) lab drivers/nvme --kernel debug
 
 # The checker's broken-module fixtures get the verdicts in their verdict.txt.
 fixtures:

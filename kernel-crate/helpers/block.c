@@ -74,6 +74,36 @@ struct blk_mq_tag_set *rust_helper_rq_tag_set(struct request *rq)
 	return rq->q->tag_set;
 }
 
+/*
+ * 6.1 has no blk_mq_quiesce_tagset or blk_mq_unquiesce_tagset (6.2 has):
+ * every queue that shares the tag set, under the set's tag_list_lock as
+ * 6.2 does it; `quiesce` false unquiesces.
+ */
+void rust_helper_blk_mq_quiesce_tagset(struct blk_mq_tag_set *set,
+				       bool quiesce)
+{
+	struct request_queue *q;
+
+	mutex_lock(&set->tag_list_lock);
+	list_for_each_entry(q, &set->tag_list, tag_set_list) {
+		if (quiesce)
+			blk_mq_quiesce_queue(q);
+		else
+			blk_mq_unquiesce_queue(q);
+	}
+	mutex_unlock(&set->tag_list_lock);
+}
+
+/*
+ * fail_io_timeout: true if this completion is to be lost (the disk's
+ * io-timeout-fail is set and the fault attribute fires). Always false on
+ * a kernel without CONFIG_FAIL_IO_TIMEOUT.
+ */
+bool rust_helper_blk_should_fake_timeout(struct request *rq)
+{
+	return blk_should_fake_timeout(rq->q);
+}
+
 int rust_helper_blk_rq_map_sg(struct request *rq, struct scatterlist *sgl)
 {
 	return blk_rq_map_sg(rq->q, rq, sgl);

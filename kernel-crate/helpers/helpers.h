@@ -122,6 +122,9 @@ int rust_helper_rq_tag(struct request *rq);
 unsigned int rust_helper_rq_hctx_idx(struct request *rq);
 void *rust_helper_rq_queuedata(struct request *rq);
 struct blk_mq_tag_set *rust_helper_rq_tag_set(struct request *rq);
+bool rust_helper_blk_should_fake_timeout(struct request *rq);
+void rust_helper_blk_mq_quiesce_tagset(struct blk_mq_tag_set *set,
+				       bool quiesce);
 int rust_helper_blk_rq_map_sg(struct request *rq, struct scatterlist *sgl);
 void *rust_helper_hctx_driver_data(struct blk_mq_hw_ctx *hctx);
 void rust_helper_hctx_set_driver_data(struct blk_mq_hw_ctx *hctx, void *data);

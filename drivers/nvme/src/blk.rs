@@ -193,14 +193,17 @@ impl mq::Operations for NvmeOps {
             );
             return TimeoutAction::Done;
         };
+        // Named by what it asks for, not by its tag: blk-mq draws tags
+        // from a randomly started bitmap, the sector is the reader's.
+        let (op, sector) = (claimed.op(), claimed.sector());
         if !claimed.data().aborted {
             claimed.data_mut().aborted = true;
-            let tag = claimed.tag();
-            let cid = command_id(tag, claimed.generation());
+            let cid = command_id(claimed.tag(), claimed.generation());
             pr_warn!(
-                "{}: tag {} on queue {} timed out: aborting it\n",
+                "{}: {:?} of sector {} on queue {} timed out: aborting it\n",
                 shared.admin.name(),
-                tag,
+                op,
+                sector,
                 queue.qid
             );
             // Back to the device: its abort completes it (with an error).
@@ -209,9 +212,10 @@ impl mq::Operations for NvmeOps {
             return TimeoutAction::ResetTimer;
         }
         pr_err!(
-            "{}: tag {} on queue {} timed out after an abort: resetting the controller\n",
+            "{}: {:?} of sector {} on queue {} timed out after an abort: resetting the controller\n",
             shared.admin.name(),
-            claimed.tag(),
+            op,
+            sector,
             queue.qid
         );
         // Back to the device: the reset takes every request it holds.

@@ -721,14 +721,19 @@ impl Controller {
 }
 
 // ANCHOR: reset
-/// Resets the controller from the timeout path: disable it (it forgets
-/// its queues and stops using our memory), fail the requests that timed
-/// out after an abort and requeue the others, empty the queues, enable
-/// it and create the same I/O queues again. If that fails, the controller
-/// is dead: every request fails from now on.
+/// Resets the controller from the timeout path: quiesce the disks'
+/// queues, disable the controller (it forgets its queues and stops using
+/// our memory), fail the requests that timed out after an abort and
+/// requeue the others, empty the queues, enable it and create the same I/O
+/// queues again. If that fails, the controller is dead: every request
+/// fails from now on.
 pub(crate) fn reset(shared: &IoShared, tag_set: &TagSet<NvmeOps>) {
     let _one = shared.reset_lock.lock();
     shared.state.store(blk::RESETTING, Ordering::Release);
+    // No queue_rq runs from here to the end (the guard's drop, after the
+    // state is LIVE or DEAD): none puts a command in a queue that is being
+    // emptied, and requeued requests wait, as C's nvme_dev_disable does.
+    let _quiesced = tag_set.quiesce();
     let admin = &shared.admin;
     let result = disable(&admin.bar, admin.cap);
     // Disabled (or gone): the controller touches none of the requests'

@@ -45,4 +45,4 @@ mod tag_set;
 pub use gen_disk::{FrozenQueue, GenDisk, GenDiskBuilder, QuiescedQueue};
 pub use operations::{Operations, QueueMap, TimeoutAction};
 pub use request::{Busy, Op, Request, Segment, Segments, TimedOut};
-pub use tag_set::{TagSet, TagSetOptions};
+pub use tag_set::{QuiescedTagSet, TagSet, TagSetOptions};

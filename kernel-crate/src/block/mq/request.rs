@@ -327,7 +327,18 @@ impl<T: Operations> Request<T> {
     /// (`blk_mq_complete_request`), which blk-mq calls on the CPU that
     /// issued it when it can (from an interrupt, this is how a driver
     /// finishes a request off the interrupt's CPU).
+    ///
+    /// Fault injection (`fail_io_timeout`, a debug kernel's
+    /// `/sys/block/DISK/io-timeout-fail`) may lose the completion, as C
+    /// drivers do with `blk_should_fake_timeout`: the request then goes
+    /// back in flight, as if the device had never answered, and
+    /// [`Operations::timeout`] finds it there.
     pub fn complete(self) {
+        // SAFETY: the request is live (type invariant).
+        if unsafe { bindings::rust_helper_blk_should_fake_timeout(self.as_raw()) } {
+            self.into_in_flight();
+            return;
+        }
         let rq = self.release(COMPLETING);
         // SAFETY: this was the only handle; blk-mq calls `complete` once
         // with the request, whose adapter takes it over.

@@ -204,6 +204,19 @@ impl<T: Operations> TagSet<T> {
         };
     }
 
+    /// Quiesces every queue of the set (its disks'): none of them calls
+    /// [`Operations::queue_rq`] until the guard is dropped, and calls
+    /// under way have returned. Requests requeued meanwhile wait. For a
+    /// controller reset, as C's `nvme_dev_disable` quiesces its
+    /// namespaces' queues. Sleeps.
+    pub fn quiesce(&self) -> QuiescedTagSet<'_, T> {
+        // SAFETY: the set is allocated (type invariant); the guard
+        // unquiesces it once.
+        unsafe { bindings::rust_helper_blk_mq_quiesce_tagset(self.as_raw(), true) };
+        // INVARIANT: quiesced just now; the guard borrows the set.
+        QuiescedTagSet { set: self }
+    }
+
     unsafe extern "C" fn visit(rq: *mut bindings::request, f: *mut c_void) -> bool {
         // SAFETY: `claim_in_flight` passed a `&mut &mut dyn FnMut`, which
         // outlives the iteration.
@@ -222,5 +235,23 @@ impl<T: Operations> Drop for TagSet<T> {
         // SAFETY: the set is allocated (type invariant), and no disk uses
         // it: each `GenDisk` holds an `Arc` of it until its queue is gone.
         unsafe { bindings::blk_mq_free_tag_set(self.as_raw()) };
+    }
+}
+
+/// Every queue of a [`TagSet`] quiesced ([`TagSet::quiesce`]);
+/// unquiesced when dropped (and their hardware queues run again).
+///
+/// # Invariants
+///
+/// The queues of `set` were quiesced once by this guard.
+pub struct QuiescedTagSet<'a, T: Operations> {
+    set: &'a TagSet<T>,
+}
+
+impl<T: Operations> Drop for QuiescedTagSet<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: the set is allocated while borrowed, and this guard
+        // quiesced its queues (type invariants).
+        unsafe { bindings::rust_helper_blk_mq_quiesce_tagset(self.set.as_raw(), false) };
     }
 }
