@@ -5,6 +5,7 @@
  * Each one wraps a macro or an inline function so that bindgen sees a real
  * symbol to call.
  */
+#include <asm/barrier.h>
 #include <linux/bug.h>
 #include <linux/cdev.h>
 #include <linux/completion.h>
@@ -27,6 +28,22 @@
 void rust_helper_BUG(void)
 {
 	BUG();
+}
+
+/* Barriers (kernel-crate/src/barrier.rs). */
+void rust_helper_dma_rmb(void)
+{
+	dma_rmb();
+}
+
+void rust_helper_dma_wmb(void)
+{
+	dma_wmb();
+}
+
+void rust_helper_mb(void)
+{
+	mb();
 }
 
 void rust_helper_spin_lock_init(spinlock_t *lock, const char *name,

@@ -9,6 +9,9 @@
 #include <linux/compiler.h>
 
 void __noreturn rust_helper_BUG(void);
+void rust_helper_dma_rmb(void);
+void rust_helper_dma_wmb(void);
+void rust_helper_mb(void);
 
 /* Synchronisation (kernel-crate/src/sync, task.rs). */
 #include <linux/refcount.h>

@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod alloc;
+pub mod barrier;
 pub mod bindings;
 pub mod block;
 pub mod chrdev;

@@ -2,7 +2,8 @@
 //! queue the controller writes, both in coherent DMA memory, and their two
 //! doorbells.
 
-use core::sync::atomic::{fence, AtomicBool, AtomicU16, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU16, Ordering};
+use kernel::barrier;
 use kernel::dma::{CoherentAllocation, DmaAddress};
 
 use kernel::prelude::*;
@@ -63,15 +64,17 @@ impl Shadow {
         if !self.enabled.load(Ordering::Relaxed) {
             return true;
         }
-        // The queue entries are in memory before the shadow says so.
-        fence(Ordering::Release);
+        // The queue entries are in memory before the shadow says so (C:
+        // `wmb()`; both are coherent memory, which `dma_wmb` orders).
+        barrier::dma_wmb();
         let old = self.dbs.read(index).unwrap_or(0) as u16;
         if self.dbs.write(index, value.into()).is_err() {
             return true;
         }
         // The shadow is written before the event index is read (the
-        // controller orders the other way round).
-        fence(Ordering::SeqCst);
+        // controller orders the other way round): a store then a load,
+        // which only a full barrier orders.
+        barrier::mb();
         let event = self.eis.read(index).unwrap_or(0) as u16;
         // Ring if the event index is in (old, value]: the controller
         // asked to be told about one of the new entries.
@@ -243,6 +246,9 @@ impl Queue {
             if Completion::phase_of(dw3) != state.phase {
                 break;
             }
+            // The other dwords are read after the phase said the entry is
+            // new, not before (from an older entry in the same slot).
+            barrier::dma_rmb();
             let dw0 = self.cq.read(base).unwrap_or(0);
             let dw2 = self.cq.read(base + 2).unwrap_or(0);
             let cqe = Completion::from_dwords(dw0, dw2, dw3);
