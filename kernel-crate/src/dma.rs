@@ -16,6 +16,7 @@
 
 use core::ffi::CStr;
 use core::marker::PhantomData;
+use core::ops::Deref;
 use core::ptr::NonNull;
 
 use crate::alloc::Flags;
@@ -65,21 +66,43 @@ unsafe impl Element for u64 {}
 // pattern of each is valid.
 unsafe impl<T: Element, const N: usize> Element for [T; N] {}
 
-/// `count` elements of `T` at `cpu`, read and written with volatile
-/// accesses.
+/// `count` elements of `T` in DMA memory, at bus address `handle`: what a
+/// [`CoherentAllocation`] and a [`PoolBlock`] both are (reached through
+/// them by `Deref`). Each element is read and written on its own with a
+/// volatile access.
 ///
 /// # Invariants
 ///
 /// `cpu` points at `count` elements of `T`, aligned for `T`, valid for
 /// reads and writes while the owner of this view (an allocation) is
-/// alive.
-struct Elements<T> {
+/// alive; the device reaches them at `handle`.
+pub struct Elements<T> {
     cpu: NonNull<T>,
     count: usize,
+    handle: DmaAddress,
 }
 
 impl<T: Element> Elements<T> {
-    fn read(&self, index: usize) -> Result<T> {
+    /// The bus address of element 0, for the device.
+    pub fn dma_handle(&self) -> DmaAddress {
+        self.handle
+    }
+
+    /// The bus address of element `index`; `ERANGE` past the end.
+    pub fn dma_handle_of(&self, index: usize) -> Result<DmaAddress> {
+        if index >= self.count {
+            return Err(ERANGE);
+        }
+        Ok(self.handle + (index * size_of::<T>()) as u64)
+    }
+
+    /// How many elements.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Reads element `index`; `ERANGE` past the end.
+    pub fn read(&self, index: usize) -> Result<T> {
         if index >= self.count {
             return Err(ERANGE);
         }
@@ -88,7 +111,8 @@ impl<T: Element> Elements<T> {
         Ok(unsafe { self.cpu.as_ptr().add(index).read_volatile() })
     }
 
-    fn write(&self, index: usize, value: T) -> Result {
+    /// Writes element `index`; `ERANGE` past the end.
+    pub fn write(&self, index: usize, value: T) -> Result {
         if index >= self.count {
             return Err(ERANGE);
         }
@@ -105,12 +129,11 @@ impl<T: Element> Elements<T> {
 ///
 /// # Invariants
 ///
-/// `elems` is a coherent allocation of `dev` whose bus address is
-/// `handle`, `count * size_of::<T>()` bytes, owned by this value.
+/// `elems` is a coherent allocation of `dev`, `count * size_of::<T>()`
+/// bytes, owned by this value.
 pub struct CoherentAllocation<T: Element> {
     dev: DeviceRef,
     elems: Elements<T>,
-    handle: DmaAddress,
 }
 // ANCHOR_END: coherent
 
@@ -137,37 +160,16 @@ impl<T: Element> CoherentAllocation<T> {
         // (page aligned, so aligned for `T`: checked above).
         Ok(CoherentAllocation {
             dev: DeviceRef::new(dev),
-            elems: Elements { cpu, count },
-            handle,
+            elems: Elements { cpu, count, handle },
         })
     }
+}
 
-    /// The bus address of element 0, for the device.
-    pub fn dma_handle(&self) -> DmaAddress {
-        self.handle
-    }
+impl<T: Element> Deref for CoherentAllocation<T> {
+    type Target = Elements<T>;
 
-    /// The bus address of element `index`.
-    pub fn dma_handle_of(&self, index: usize) -> Result<DmaAddress> {
-        if index >= self.elems.count {
-            return Err(ERANGE);
-        }
-        Ok(self.handle + (index * size_of::<T>()) as u64)
-    }
-
-    /// How many elements.
-    pub fn count(&self) -> usize {
-        self.elems.count
-    }
-
-    /// Reads element `index`; `ERANGE` past the end.
-    pub fn read(&self, index: usize) -> Result<T> {
-        self.elems.read(index)
-    }
-
-    /// Writes element `index`; `ERANGE` past the end.
-    pub fn write(&self, index: usize, value: T) -> Result {
-        self.elems.write(index, value)
+    fn deref(&self) -> &Elements<T> {
+        &self.elems
     }
 }
 
@@ -181,7 +183,7 @@ impl<T: Element> Drop for CoherentAllocation<T> {
                 self.dev.as_raw(),
                 size,
                 self.elems.cpu.as_ptr().cast(),
-                self.handle,
+                self.elems.handle,
                 0,
             )
         };
@@ -260,8 +262,8 @@ impl<T: Element> Pool<T> {
             elems: Elements {
                 cpu,
                 count: pool.count,
+                handle,
             },
-            handle,
         })
     }
 }
@@ -278,11 +280,10 @@ impl<T: Element> Drop for Pool<T> {
 ///
 /// # Invariants
 ///
-/// `elems` is a block of `pool` whose bus address is `handle`.
+/// `elems` is a block of `pool`.
 pub struct PoolBlock<T: Element> {
     pool: Arc<Pool<T>>,
     elems: Elements<T>,
-    handle: DmaAddress,
 }
 
 // SAFETY: as for `CoherentAllocation`.
@@ -290,25 +291,11 @@ unsafe impl<T: Element> Send for PoolBlock<T> {}
 // SAFETY: as for `CoherentAllocation`.
 unsafe impl<T: Element> Sync for PoolBlock<T> {}
 
-impl<T: Element> PoolBlock<T> {
-    /// The bus address of element 0.
-    pub fn dma_handle(&self) -> DmaAddress {
-        self.handle
-    }
+impl<T: Element> Deref for PoolBlock<T> {
+    type Target = Elements<T>;
 
-    /// How many elements.
-    pub fn count(&self) -> usize {
-        self.elems.count
-    }
-
-    /// Reads element `index`; `ERANGE` past the end.
-    pub fn read(&self, index: usize) -> Result<T> {
-        self.elems.read(index)
-    }
-
-    /// Writes element `index`; `ERANGE` past the end.
-    pub fn write(&self, index: usize, value: T) -> Result {
-        self.elems.write(index, value)
+    fn deref(&self) -> &Elements<T> {
+        &self.elems
     }
 }
 
@@ -320,7 +307,7 @@ impl<T: Element> Drop for PoolBlock<T> {
             bindings::dma_pool_free(
                 self.pool.ptr.as_ptr(),
                 self.elems.cpu.as_ptr().cast(),
-                self.handle,
+                self.elems.handle,
             )
         };
     }

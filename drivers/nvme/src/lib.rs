@@ -74,6 +74,10 @@ const IO_TIMEOUT_MS: u32 = 30_000;
 const MAX_TRANSFER: u64 = 4 << 20;
 /// The most segments of one request: as the C driver's.
 const MAX_SEGMENTS: usize = 127;
+/// Create I/O queue, cdw11: the queue is physically contiguous (PC).
+const QUEUE_PC: u32 = 1 << 0;
+/// Create I/O completion queue, cdw11: interrupts enabled (IEN).
+const CQ_IEN: u32 = 1 << 1;
 
 /// The module: the registered PCI driver.
 struct RNvme {
@@ -360,30 +364,29 @@ impl Admin {
             .map(drop)
     }
 
-    /// Creates I/O completion queue `queue.qid`: physically contiguous
-    /// (PC), interrupts enabled (IEN) on vector `qid`.
-    fn create_cq(&self, queue: &Queue) -> Result {
+    /// Creates one half of I/O queue pair `queue`: its completion queue
+    /// (`CREATE_CQ`, at `cq_dma`, interrupts on vector `qid`) or its
+    /// submission queue (`CREATE_SQ`, at `sq_dma`, feeding completion queue
+    /// `qid`); both physically contiguous, `flags` in cdw11's low half.
+    fn create_queue(&self, opcode: u8, queue: &Queue, dma: dma::DmaAddress, flags: u32) -> Result {
         let qid = u32::from(queue.qid);
         self.command(
-            Command::new(admin::CREATE_CQ)
-                .prp(queue.cq_dma(), 0)
+            Command::new(opcode)
+                .prp(dma, 0)
                 .cdw(10, (u32::from(queue.depth - 1) << 16) | qid)
-                .cdw(11, (qid << 16) | 0b11),
+                .cdw(11, (qid << 16) | flags),
         )
         .map(drop)
     }
 
-    /// Creates I/O submission queue `queue.qid`, physically contiguous,
-    /// feeding completion queue `qid`.
+    /// Creates the completion queue of `queue`: interrupts enabled (IEN).
+    fn create_cq(&self, queue: &Queue) -> Result {
+        self.create_queue(admin::CREATE_CQ, queue, queue.cq_dma(), QUEUE_PC | CQ_IEN)
+    }
+
+    /// Creates the submission queue of `queue`.
     fn create_sq(&self, queue: &Queue) -> Result {
-        let qid = u32::from(queue.qid);
-        self.command(
-            Command::new(admin::CREATE_SQ)
-                .prp(queue.sq_dma(), 0)
-                .cdw(10, (u32::from(queue.depth - 1) << 16) | qid)
-                .cdw(11, (qid << 16) | 1),
-        )
-        .map(drop)
+        self.create_queue(admin::CREATE_SQ, queue, queue.sq_dma(), QUEUE_PC)
     }
 
     /// Creates both queues of a pair, the completion queue first.
@@ -394,6 +397,19 @@ impl Admin {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Gives the controller the shadow doorbell pages (Doorbell Buffer
+    /// Config) and, if it takes them, turns them on; false if it refused.
+    fn enable_shadow(&self, shadow: &Shadow) -> bool {
+        let (dbs, eis) = shadow.dma();
+        let taken = self
+            .command(Command::new(admin::DOORBELL_BUFFER_CONFIG).prp(dbs, eis))
+            .is_ok();
+        if taken {
+            shadow.enabled.store(true, Ordering::Release);
+        }
+        taken
     }
 
     /// Deletes I/O submission or completion queue `qid`.
@@ -433,15 +449,9 @@ impl Controller {
         self.create_io_queues(&vectors, count, max_transfer, shadow.as_ref())?;
         self.vectors = Some(vectors);
         if let Some(shadow) = shadow {
-            let (dbs, eis) = shadow.dma();
             // After the queues exist, as the C driver does; without it the
             // doorbells are only registers.
-            if admin
-                .command(Command::new(admin::DOORBELL_BUFFER_CONFIG).prp(dbs, eis))
-                .is_ok()
-            {
-                shadow.enabled.store(true, Ordering::Release);
-            } else {
+            if !admin.enable_shadow(&shadow) {
                 pr_warn!("{}: shadow doorbells refused\n", self.name());
             }
             self.shadow = Some(shadow);
@@ -793,13 +803,7 @@ fn restart(shared: &IoShared) -> Result {
         admin.create_queue_pair(queue)?;
     }
     if let Some(shadow) = shadow {
-        let (dbs, eis) = shadow.dma();
-        if admin
-            .command(Command::new(admin::DOORBELL_BUFFER_CONFIG).prp(dbs, eis))
-            .is_ok()
-        {
-            shadow.enabled.store(true, Ordering::Release);
-        }
+        admin.enable_shadow(&shadow);
     }
     Ok(())
 }
