@@ -112,6 +112,7 @@ macro_rules! accessors {
     ($ty:ty, $read:ident, $write:ident, $try_read:ident, $try_write:ident,
      $c_read:ident, $c_write:ident) => {
         impl<const SIZE: usize> Bar<SIZE> {
+            // ANCHOR: read
             #[doc = concat!("Reads the `", stringify!($ty), "` register at `OFFSET`, checked at compile time.")]
             pub fn $read<const OFFSET: usize>(&self) -> $ty {
                 const {
@@ -124,6 +125,7 @@ macro_rules! accessors {
                 // by the type invariants): the address is inside the mapping.
                 unsafe { bindings::$c_read(self.addr.wrapping_add(OFFSET)) }
             }
+            // ANCHOR_END: read
 
             #[doc = concat!("Writes the `", stringify!($ty), "` register at `OFFSET`, checked at compile time.")]
             pub fn $write<const OFFSET: usize>(&self, value: $ty) {

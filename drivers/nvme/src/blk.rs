@@ -145,6 +145,7 @@ impl mq::Operations for NvmeOps {
         Ok(())
     }
 
+    // ANCHOR: map_queues
     /// Each CPU is served by the queue whose vector fires on it, as C's
     /// `blk_mq_pci_map_queues`; blk-mq's own spread if a vector has no
     /// CPUs.
@@ -159,6 +160,7 @@ impl mq::Operations for NvmeOps {
             }
         }
     }
+    // ANCHOR_END: map_queues
 
     fn commit_rqs(queue: &Arc<Queue>, _ns: &NsData) {
         queue.ring();
@@ -300,6 +302,7 @@ fn complete_all(queue: &Queue, tag_set: &TagSet<NvmeOps>, hctx: u32) -> u32 {
 }
 // ANCHOR_END: complete_all
 
+// ANCHOR: irq
 /// An I/O queue's interrupt handler.
 pub(crate) struct IoIrq {
     pub(crate) queue: Arc<Queue>,
@@ -316,3 +319,4 @@ impl irq::Handler for IoIrq {
         }
     }
 }
+// ANCHOR_END: irq

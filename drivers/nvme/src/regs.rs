@@ -3,12 +3,14 @@
 
 use kernel::io;
 
+// ANCHOR: bar
 /// The registers this driver reads at constant offsets, before the
 /// doorbells: every access below 0x1000 is checked at compile time.
 pub(crate) const REGS_SIZE: usize = 0x1000;
 
 /// BAR 0 mapped, with at least the register block.
 pub(crate) type Bar = io::Bar<REGS_SIZE>;
+// ANCHOR_END: bar
 
 /// Controller capabilities (64 bits).
 pub(crate) const CAP: usize = 0x00;
@@ -73,6 +75,7 @@ impl Cap {
     }
 }
 
+// ANCHOR: doorbells
 /// The offsets of queue `qid`'s two doorbells: the submission queue's tail
 /// and the completion queue's head.
 pub(crate) fn doorbells(qid: u16, stride: u32) -> (usize, usize) {
@@ -80,3 +83,4 @@ pub(crate) fn doorbells(qid: u16, stride: u32) -> (usize, usize) {
     let sq = DOORBELLS + 2 * usize::from(qid) * step;
     (sq, sq + step)
 }
+// ANCHOR_END: doorbells
