@@ -21,6 +21,8 @@
 #include <linux/cred.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/sched/mm.h>
 #include <linux/sched.h>
 
 #include "helpers.h"
@@ -173,6 +175,51 @@ unsigned long rust_helper_vma_flags(struct vm_area_struct *vma)
 void rust_helper_vma_set_flags(struct vm_area_struct *vma, unsigned long flags)
 {
 	vma->vm_flags = flags;
+}
+
+struct mm_struct *rust_helper_vma_mm(struct vm_area_struct *vma)
+{
+	return vma->vm_mm;
+}
+
+void *rust_helper_vma_private_data(struct vm_area_struct *vma)
+{
+	return vma->vm_private_data;
+}
+
+void rust_helper_vma_set_private_data(struct vm_area_struct *vma, void *data)
+{
+	vma->vm_private_data = data;
+}
+
+void rust_helper_mmgrab(struct mm_struct *mm)
+{
+	mmgrab(mm);
+}
+
+void rust_helper_mmdrop(struct mm_struct *mm)
+{
+	mmdrop(mm);
+}
+
+bool rust_helper_mmget_not_zero(struct mm_struct *mm)
+{
+	return mmget_not_zero(mm);
+}
+
+void rust_helper_mmap_read_lock(struct mm_struct *mm)
+{
+	mmap_read_lock(mm);
+}
+
+void rust_helper_mmap_read_unlock(struct mm_struct *mm)
+{
+	mmap_read_unlock(mm);
+}
+
+struct vm_area_struct *rust_helper_vma_lookup(struct mm_struct *mm, unsigned long addr)
+{
+	return vma_lookup(mm, addr);
 }
 
 struct page *rust_helper_alloc_page(gfp_t gfp)

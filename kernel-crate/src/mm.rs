@@ -3,13 +3,19 @@
 //! C header: [`include/linux/mm.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/mm.h),
 //! [`include/linux/mm_types.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/mm_types.h).
 //!
-//! A driver sees a [`Vma`] only inside its
+//! A driver sees a [`Vma`] mutably inside its
 //! [`FileOperations::mmap`](crate::file::FileOperations::mmap) callback,
-//! where the kernel holds the address space's `mmap_lock` for writing: the
-//! area is being set up, and pages inserted then need no lookup.
+//! where the kernel holds the address space's `mmap_lock` for writing, and
+//! shared later through [`MmapReadGuard::vma_lookup`], under the lock taken
+//! for reading: that is how a driver inserts pages on demand, after the
+//! `mmap`. An [`Mm`] (taken at `mmap` from [`Vma::mm`]) keeps the address
+//! space's `struct mm_struct` allocated; [`Mm::get_user`] tells whether it
+//! still has users, i.e. whether the process still has its memory.
+
+use core::ptr::NonNull;
 
 use crate::bindings;
-use crate::error::{to_result, Result};
+use crate::error::{code::EINVAL, to_result, Result};
 use crate::init::Opaque;
 use crate::page::Page;
 
@@ -29,11 +35,12 @@ pub mod flags {
 }
 
 // ANCHOR: vma
-/// A virtual memory area being set up by `mmap(2)`.
+/// A virtual memory area: one `mmap(2)` of a file.
 ///
-/// Only ever seen by mutable reference, for the duration of an `mmap`
-/// callback, during which the kernel holds the `mmap_lock` of the address
-/// space for writing.
+/// Seen by mutable reference for the duration of an `mmap` callback,
+/// during which the kernel holds the `mmap_lock` of the address space for
+/// writing, or by shared reference borrowed from an [`MmapReadGuard`]:
+/// either way the `mmap_lock` is held while the reference lives.
 #[repr(transparent)]
 pub struct Vma(Opaque<bindings::vm_area_struct>);
 // ANCHOR_END: vma
@@ -44,6 +51,8 @@ impl Vma {
     /// `ptr` is a `vm_area_struct` being set up by an `mmap` file
     /// operation, valid for `'a`, whose `mmap_lock` is held for writing
     /// for `'a`.
+    ///
+    /// (A shared `&Vma` is only made by [`MmapReadGuard::vma_lookup`].)
     pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::vm_area_struct) -> &'a mut Vma {
         // SAFETY: `Vma` is a transparent wrapper of the C struct; the
         // caller guarantees that it is valid and ours for `'a`.
@@ -72,6 +81,46 @@ impl Vma {
         unsafe { bindings::rust_helper_vma_flags(self.as_raw()) as usize }
     }
 
+    /// The address space the area belongs to, kept allocated by the
+    /// returned handle (`mmgrab`).
+    pub fn mm(&self) -> Mm {
+        // SAFETY: the area is valid (see `from_raw`), and its `vm_mm` is
+        // the live address space that holds it.
+        let mm = unsafe { bindings::rust_helper_vma_mm(self.as_raw()) };
+        // SAFETY: `mm` is live (above); `mmgrab` takes the count that
+        // `Mm`'s drop gives back.
+        unsafe { bindings::rust_helper_mmgrab(mm) };
+        // INVARIANT: the count was just taken.
+        Mm {
+            // SAFETY: `vm_mm` of a live area is never null.
+            mm: unsafe { NonNull::new_unchecked(mm) },
+        }
+    }
+
+    /// The area's private word (`vm_private_data`), as a number: what the
+    /// driver that mapped it stored with [`Vma::set_private`], zero else.
+    /// Only compared, never dereferenced.
+    pub fn private(&self) -> usize {
+        // SAFETY: the area is valid and its `mmap_lock` held (see
+        // `from_raw`, `vma_lookup`); the field is read, not followed.
+        unsafe { bindings::rust_helper_vma_private_data(self.as_raw()) as usize }
+    }
+
+    /// Stores `value` in the area's private word. With no `vm_ops` of the
+    /// driver's, the kernel never reads it: the driver uses it to know
+    /// the area again ([`Vma::private`]).
+    pub fn set_private(&mut self, value: usize) {
+        // SAFETY: the area is valid and its `mmap_lock` is held for
+        // writing (see `from_raw`); an area without `vm_ops` has no other
+        // user of `vm_private_data`.
+        unsafe {
+            bindings::rust_helper_vma_set_private_data(
+                self.as_raw(),
+                value as *mut core::ffi::c_void,
+            )
+        };
+    }
+
     /// Sets `set` and clears `clear` in the area's flags (in 6.1 an `mmap`
     /// handler writes `vm_flags` directly, under the `mmap_lock`).
     pub fn update_flags(&mut self, set: usize, clear: usize) {
@@ -85,11 +134,18 @@ impl Vma {
     /// Maps `page` at `address` in the area (`vm_insert_page`). The area
     /// takes its own reference on the page: the page stays allocated
     /// while it is mapped, even after the `Page` is dropped. `EFAULT` for
-    /// an address outside the area, `EINVAL` without [`flags::MIXEDMAP`].
-    pub fn insert_page(&mut self, address: usize, page: &Page) -> Result {
-        // SAFETY: the area is valid and its `mmap_lock` is held for
-        // writing (see `from_raw`), as `vm_insert_page` requires; the page
-        // is allocated (by the invariants of `Page`), and `vm_insert_page`
+    /// an address outside the area, `EBUSY` if a page is mapped there
+    /// already, `EINVAL` without [`flags::MIXEDMAP`] (which `mmap` sets).
+    pub fn insert_page(&self, address: usize, page: &Page) -> Result {
+        // Without MIXEDMAP `vm_insert_page` would set it, which needs the
+        // lock for writing (it BUG()s when it could take it for reading).
+        if self.flags() & flags::MIXEDMAP == 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: the area is valid and its `mmap_lock` is held (see
+        // `from_raw`, `vma_lookup`), as `vm_insert_page` requires; it has
+        // MIXEDMAP (checked), so the read lock is enough; the page is
+        // allocated (by the invariants of `Page`), and `vm_insert_page`
         // checks the address against the area.
         to_result(unsafe {
             bindings::vm_insert_page(self.as_raw(), address as core::ffi::c_ulong, page.as_raw())
@@ -97,4 +153,109 @@ impl Vma {
         Ok(())
     }
     // ANCHOR_END: insert_page
+}
+
+// ANCHOR: mm
+/// A counted reference to an address space (`struct mm_struct`): it stays
+/// allocated (`mmgrab`/`mmdrop`), but its mappings go when its last user
+/// (the process) exits; [`Mm::get_user`] checks for that.
+///
+/// # Invariants
+///
+/// `mm` is an address space on which this `Mm` holds one `mmgrab` count.
+pub struct Mm {
+    mm: NonNull<bindings::mm_struct>,
+}
+// ANCHOR_END: mm
+
+// SAFETY: the counts of an `mm_struct` may be taken and dropped from any
+// thread; `Mm` gives no access that is tied to one.
+unsafe impl Send for Mm {}
+// SAFETY: `&Mm` only takes counts and locks, which are thread safe.
+unsafe impl Sync for Mm {}
+
+impl Mm {
+    /// A user of the address space (`mmget_not_zero`), or `None` if it has
+    /// none left: the process has exited and its mappings are gone.
+    pub fn get_user(&self) -> Option<MmUser<'_>> {
+        // SAFETY: the address space is allocated (type invariant).
+        if unsafe { bindings::rust_helper_mmget_not_zero(self.mm.as_ptr()) } {
+            // INVARIANT: the user count was just taken.
+            Some(MmUser { mm: self })
+        } else {
+            None
+        }
+    }
+}
+
+impl Drop for Mm {
+    fn drop(&mut self) {
+        // SAFETY: gives back the count this `Mm` holds (type invariant).
+        unsafe { bindings::rust_helper_mmdrop(self.mm.as_ptr()) };
+    }
+}
+
+/// A user of an address space: its mappings stay while it lives
+/// (`mmget`/`mmput`). `mmput` may sleep.
+///
+/// # Invariants
+///
+/// The user count of `mm` was taken for this `MmUser`.
+pub struct MmUser<'a> {
+    mm: &'a Mm,
+}
+
+impl MmUser<'_> {
+    /// Takes the `mmap_lock` for reading (may sleep). Hold no lock that a
+    /// page fault or an `mmap` could be waiting for while taking it.
+    pub fn mmap_read_lock(&self) -> MmapReadGuard<'_> {
+        // SAFETY: the address space has a user (type invariant), so its
+        // lock is initialised and live.
+        unsafe { bindings::rust_helper_mmap_read_lock(self.mm.mm.as_ptr()) };
+        // INVARIANT: the lock was just taken.
+        MmapReadGuard { mm: self }
+    }
+}
+
+impl Drop for MmUser<'_> {
+    fn drop(&mut self) {
+        // SAFETY: gives back the user count taken for this `MmUser` (type
+        // invariant).
+        unsafe { bindings::mmput(self.mm.mm.as_ptr()) };
+    }
+}
+
+// ANCHOR: mmap_read_guard
+/// The `mmap_lock` of an address space, held for reading: the areas
+/// found by [`MmapReadGuard::vma_lookup`] stay while it is held.
+///
+/// # Invariants
+///
+/// This guard holds the `mmap_lock` of `mm` for reading.
+pub struct MmapReadGuard<'a> {
+    mm: &'a MmUser<'a>,
+}
+// ANCHOR_END: mmap_read_guard
+
+impl MmapReadGuard<'_> {
+    /// The area that contains `address`, if any (`vma_lookup`).
+    pub fn vma_lookup(&self, address: usize) -> Option<&Vma> {
+        // SAFETY: the lock is held (type invariant), as `vma_lookup`
+        // requires.
+        let vma = unsafe {
+            bindings::rust_helper_vma_lookup(self.mm.mm.mm.as_ptr(), address as core::ffi::c_ulong)
+        };
+        // SAFETY: a non-null result is an area of this address space,
+        // valid while the lock is held, which the returned reference's
+        // lifetime (that of `self`) does not outlast; `Vma` is a
+        // transparent wrapper of the C struct.
+        NonNull::new(vma).map(|v| unsafe { &*v.as_ptr().cast::<Vma>() })
+    }
+}
+
+impl Drop for MmapReadGuard<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the lock is held by this guard (type invariant).
+        unsafe { bindings::rust_helper_mmap_read_unlock(self.mm.mm.mm.as_ptr()) };
+    }
 }

@@ -7,13 +7,12 @@
 //! buffers for incoming transactions, best fit, as C's `binder_alloc.c`
 //! does, so that buffer addresses come out the same.
 //!
-//! The allocator lives in its process's lock. Pages are allocated when
-//! the mapping is made and inserted into it then; the driver writes a
-//! transaction's bytes through them, and the receiver reads them through
-//! its read-only mapping. The pages are shared (`Pages`): a sender
-//! reserves a buffer under the lock, then copies into it without the lock.
+//! The allocator lives in its process's lock. It only hands out ranges:
+//! their pages (`Pages`) are allocated and mapped by the sender once it
+//! holds a buffer, without the lock; the driver writes a transaction's
+//! bytes through them, and the receiver reads them through its read-only
+//! mapping.
 
-use kernel::page::{Page, PAGE_SIZE};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -49,15 +48,9 @@ pub(crate) struct Allocator {
 }
 
 impl Allocator {
-    /// An allocator over `size` bytes at `base`, with its pages, or
-    /// `ENOMEM`.
-    pub(crate) fn new(base: usize, size: usize) -> Result<Self> {
-        let npages = size / PAGE_SIZE;
-        let mut pages = KVec::with_capacity(npages, GFP_KERNEL)?;
-        for _ in 0..npages {
-            pages.push(Page::alloc(GFP_KERNEL | __GFP_ZERO)?, GFP_KERNEL)?;
-        }
-        let pages = Arc::new(Pages::new(pages), GFP_KERNEL)?;
+    /// An allocator over `size` bytes at `base`, whose pages are `pages`,
+    /// or `ENOMEM`.
+    pub(crate) fn new(base: usize, size: usize, pages: Arc<Pages>) -> Result<Self> {
         let mut buffers = KVec::new();
         buffers.push(Buffer::free_at(0), GFP_KERNEL)?;
         Ok(Allocator {

@@ -419,11 +419,12 @@ impl Process {
         if inner.mapped {
             return Err(EBUSY);
         }
+        // No pages yet: a buffer's are made when it is allocated. The
+        // process's address marks the area as ours.
         let size = (vma.end() - vma.start()).min(MAX_MAP);
-        let alloc = Allocator::new(vma.start(), size)?;
-        for (i, page) in alloc.pages().iter().enumerate() {
-            vma.insert_page(vma.start() + i * PAGE_SIZE, page)?;
-        }
+        let mark = &**this as *const Process as usize;
+        let pages = Pages::new(vma, mark, size / PAGE_SIZE)?;
+        let alloc = Allocator::new(vma.start(), size, pages)?;
         inner.alloc = Some(alloc);
         inner.mapped = true;
         Ok(())

@@ -237,6 +237,16 @@ impl Process {
                 Process::put_txn_node(node);
             }
         };
+        // Its pages, outside the lock (it takes the target's mmap_lock).
+        // The target's memory gone (it exited) is C's "no vma".
+        if let Err(e) = buf.populate() {
+            free(&target.node);
+            return Err(Failed(if e == ESRCH {
+                BR_DEAD_REPLY
+            } else {
+                BR_FAILED_REPLY
+            }));
+        }
         let mut fds = KVec::new();
         let mut done = 0;
         let result = Process::translate(this, tid, tr, &target, &buf, &mut fds, &mut done);
