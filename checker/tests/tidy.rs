@@ -133,6 +133,7 @@ fn labs_from_03_have_a_differential_step() {
         lab-08: random-counts
         lab-09: random-counts
         lab-10: random-buffers
+        lab-11: random-writes
     "#]]
     .assert_eq(&(differential.join("\n") + "\n"));
 }

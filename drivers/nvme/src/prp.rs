@@ -1,4 +1,9 @@
+// TODO-BEGIN
 //! PRP entries: how a command points at its data (NVMe base specification
+// TODO-ELSE
+// //! Lab 11: PRP entries, whose `build` and `lists_for` are yours to write
+// //! (the `TODO`s): how a command points at its data (NVMe base specification
+// TODO-END
 //! 2.0, section 4.1.1). PRP1 is the first byte; PRP2 is either the second
 //! page, or, when the data spans more than two pages, the address of a
 //! PRP list: a page of page addresses whose last entry points at the next
@@ -73,6 +78,7 @@ pub(crate) fn build(
     pool: &Arc<Pool<u64>>,
     lists: &mut KVec<PoolBlock<u64>>,
 ) -> Result<(DmaAddress, DmaAddress)> {
+    // TODO-BEGIN
     let first = segments.next().ok_or(EINVAL)?;
     let prp1 = first.0;
     let mut pages = Pages::new(first, segments);
@@ -108,6 +114,21 @@ pub(crate) fn build(
         return Err(EINVAL);
     }
     Ok((prp1, prp2))
+    // TODO-ELSE
+    // // TODO: PRP1 is the first segment's start. The pages after its page
+    // // (`Pages`) decide PRP2: none, 0; one, that page; more, the address
+    // // of a PRP list (`new_list`) holding them in order, whose last slot
+    // // (`LIST_ENTRIES - 1`) points at the next list when more pages
+    // // follow. Then drain `Pages`, so that every segment is checked, and
+    // // refuse what it found `misaligned` (`EINVAL`). This start handles
+    // // one page only: everything longer is refused.
+    // let _ = (pool, lists, new_list, LIST_ENTRIES);
+    // let first = segments.next().ok_or(EINVAL)?;
+    // match Pages::new(first, segments).next() {
+    //     None => Ok((first.0, 0)),
+    //     Some(_) => Err(EINVAL),
+    // }
+    // TODO-END
 }
 // ANCHOR_END: build
 
@@ -126,8 +147,10 @@ fn new_list(
     Ok((lists.len() - 1, addr))
 }
 
+// ANCHOR: lists_for
 /// How many list pages a transfer of `max_bytes` may need.
 pub(crate) fn lists_for(max_bytes: u64) -> usize {
+    // TODO-BEGIN
     // One page more than the size, for a start in the middle of one.
     let pages = max_bytes.div_ceil(PAGE_SIZE) + 1;
     let entries = pages.saturating_sub(1) as usize;
@@ -137,4 +160,13 @@ pub(crate) fn lists_for(max_bytes: u64) -> usize {
         // Every list but the last gives its last slot to the chain.
         (entries - 1).div_ceil(LIST_ENTRIES - 1)
     }
+    // TODO-ELSE
+    // // TODO: the most list pages `build` takes for `max_bytes`, which may
+    // // start anywhere in a page (so one page more): none for up to two
+    // // pages, else enough lists for the entries after PRP1, every list
+    // // but the last giving its last slot to the chain.
+    // let _ = max_bytes;
+    // 0
+    // TODO-END
 }
+// ANCHOR_END: lists_for
