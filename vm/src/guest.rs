@@ -150,6 +150,9 @@ pub const KERNEL_CMDLINE: &str = "console=ttyS0 loglevel=7 panic=-1 rdinit=/init
 /// CPU for 16-19 s on an idle host at every NVMe probe, C's or rnvme's,
 /// and past 21 s on a loaded one: a slow machine, not a stall. A CPU that
 /// never comes back is still reported, well inside a lab's time limit.
+/// (Past 30 s ACPICA gives up on `_PRT`, `AE_AML_LOOP_TIMEOUT`, and that
+/// probe fails: seen once at host load ~6. `acpi=noirq` would skip `_PRT`
+/// but leaves the guest without an APIC, so without MSI-X.)
 pub const DEBUG_CMDLINE: &str = "slub_debug=A,kmalloc-* rcupdate.rcu_cpu_stall_timeout=120";
 
 /// The contents of an initramfs, read into memory.
