@@ -245,6 +245,10 @@ fn main() {
         .allowlist_function("sg_init_table")
         .allowlist_function("blk_mq_map_queues")
         .allowlist_type("hctx_type")
+        // Red-black trees (src/rbtree.rs); rb_link_node is inline (a helper).
+        .allowlist_type("rb_root")
+        .allowlist_type("rb_node")
+        .allowlist_function("rb_(insert_color|erase|first|next)")
         .generate()
         .unwrap_or_else(|e| {
             eprintln!("error: bindgen failed on src/bindings_helper.h: {e}");

@@ -267,3 +267,9 @@ unsigned int rust_helper_current_euid(void)
 
 /* The block layer's helpers (kernel-crate/src/block, scatterlist.rs). */
 #include "block.c"
+
+void rust_helper_rb_link_node(struct rb_node *node, struct rb_node *parent,
+			      struct rb_node **rb_link)
+{
+	rb_link_node(node, parent, rb_link);
+}

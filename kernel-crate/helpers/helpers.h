@@ -158,4 +158,10 @@ unsigned int rust_helper_sg_dma_len(struct scatterlist *sg);
 struct page *rust_helper_sg_page(struct scatterlist *sg);
 unsigned int rust_helper_nr_cpu_ids(void);
 
+/* Red-black trees (kernel-crate/src/rbtree.rs). */
+#include <linux/rbtree.h>
+
+void rust_helper_rb_link_node(struct rb_node *node, struct rb_node *parent,
+			      struct rb_node **rb_link);
+
 #endif

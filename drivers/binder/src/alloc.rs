@@ -7,6 +7,11 @@
 //! buffers for incoming transactions, best fit, as C's `binder_alloc.c`
 //! does, so that buffer addresses come out the same.
 //!
+//! The buffers are kept as C keeps them, in red-black trees: all of them
+//! by offset (a buffer and its neighbours), the free ones by size, then
+//! offset (best fit is a lower bound), so each operation takes `O(log n)`
+//! steps however many one-way calls are waiting.
+//!
 //! The allocator lives in its process's lock. It only hands out ranges:
 //! their pages (`Pages`) are allocated and mapped by the sender once it
 //! holds a buffer, without the lock; the driver writes a transaction's
@@ -14,16 +19,16 @@
 //! mapping.
 
 use kernel::prelude::*;
+use kernel::rbtree::{RBTree, Reservation};
 use kernel::sync::Arc;
 
 use crate::defs::{align8, PTR_SIZE};
 use crate::process::Pages;
 
 // ANCHOR: buffer
-/// A piece of the mapping, free or holding one transaction.
+/// A piece of the mapping, free or holding one transaction; its offset
+/// is its key in the allocator's `buffers`.
 pub(crate) struct Buffer {
-    /// Offset from the start of the mapping.
-    pub(crate) offset: usize,
     pub(crate) free: bool,
     pub(crate) data_size: usize,
     pub(crate) offsets_size: usize,
@@ -34,16 +39,22 @@ pub(crate) struct Buffer {
     /// The node the transaction went to (`None` for a reply): a strong
     /// reference on it is held until the buffer is freed.
     pub(crate) target_node: Option<Arc<crate::process::Node>>,
+    /// An allocated buffer's node of `free_by_size`, kept for its `free`.
+    pub(crate) free_node: Option<Reservation<(usize, usize), ()>>,
 }
 // ANCHOR_END: buffer
 
-/// A process's mapping and the buffers in it, in address order.
+/// A process's mapping and the buffers in it.
 pub(crate) struct Allocator {
     /// The user address of the mapping.
     pub(crate) base: usize,
     pub(crate) size: usize,
     pages: Arc<Pages>,
-    buffers: KVec<Buffer>,
+    /// Every buffer, free or not, by offset: they tile the mapping.
+    buffers: RBTree<usize, Buffer>,
+    /// The free buffers by extent, then offset: best fit is the lower
+    /// bound of `(size, 0)`.
+    free_by_size: RBTree<(usize, usize), ()>,
     free_async_space: usize,
 }
 
@@ -51,13 +62,16 @@ impl Allocator {
     /// An allocator over `size` bytes at `base`, whose pages are `pages`,
     /// or `ENOMEM`.
     pub(crate) fn new(base: usize, size: usize, pages: Arc<Pages>) -> Result<Self> {
-        let mut buffers = KVec::new();
-        buffers.push(Buffer::free_at(0), GFP_KERNEL)?;
+        let mut buffers = RBTree::new();
+        buffers.try_insert(0, Buffer::new_free(), GFP_KERNEL)?;
+        let mut free_by_size = RBTree::new();
+        free_by_size.try_insert((size, 0), (), GFP_KERNEL)?;
         Ok(Allocator {
             base,
             size,
             pages,
             buffers,
+            free_by_size,
             free_async_space: size / 2,
         })
     }
@@ -66,10 +80,11 @@ impl Allocator {
         &self.pages
     }
 
-    /// How far buffer `i` extends: to the next buffer, or the end.
-    fn extent(&self, i: usize) -> usize {
-        let end = self.buffers.get(i + 1).map_or(self.size, |b| b.offset);
-        end - self.buffers[i].offset
+    /// How far the buffer at `offset` extends: to the next buffer, or the
+    /// end.
+    fn extent(&self, offset: usize) -> usize {
+        let next = self.buffers.lower_bound(&(offset + 1));
+        next.map_or(self.size, |(o, _)| *o) - offset
     }
 
     // ANCHOR: alloc
@@ -92,42 +107,49 @@ impl Allocator {
         if is_async && self.free_async_space < size {
             return Err(ENOSPC);
         }
-        // The smallest free buffer that fits; the first of equals.
-        let mut best: Option<(usize, usize)> = None;
-        for i in 0..self.buffers.len() {
-            if !self.buffers[i].free {
-                continue;
-            }
-            let extent = self.extent(i);
-            if extent >= size && best.is_none_or(|(_, e)| extent < e) {
-                best = Some((i, extent));
-            }
-        }
-        let (i, extent) = best.ok_or(ENOSPC)?;
-        if extent != size {
-            let rest = Buffer::free_at(self.buffers[i].offset + size);
-            self.buffers.insert(i + 1, rest, GFP_KERNEL)?;
-        }
-        let b = &mut self.buffers[i];
+        // The smallest free buffer that fits; the lowest offset of equals.
+        let (extent, offset) = *self.free_by_size.lower_bound(&(size, 0)).ok_or(ENOSPC)?.0;
+        // A split needs two nodes: allocate them before anything changes.
+        let split = if extent == size {
+            None
+        } else {
+            let in_buffers = RBTree::try_reserve_node(GFP_KERNEL)?;
+            Some((in_buffers, RBTree::try_reserve_node(GFP_KERNEL)?))
+        };
+        let b = self.buffers.get_mut(&offset).ok_or(EINVAL)?;
         b.free = false;
         b.allow_user_free = false;
         b.data_size = data_size;
         b.offsets_size = offsets_size;
         b.is_async = is_async;
         b.target_node = None;
+        // Its node in `free_by_size` waits in it for `free`.
+        b.free_node = self
+            .free_by_size
+            .remove_node(&(extent, offset))
+            .map(|(_, (), node)| node);
+        if let Some((in_buffers, in_free)) = split {
+            let rest = offset + size;
+            self.buffers.insert(in_buffers, rest, Buffer::new_free());
+            self.free_by_size.insert(in_free, (extent - size, rest), ());
+        }
         if is_async {
             self.free_async_space -= size;
         }
-        Ok(b.offset)
+        Ok(offset)
         // TODO-ELSE
         // // TODO: the size is both parts rounded up to 8 bytes (`align8`),
         // // at least 8 (`PTR_SIZE`); `EINVAL` if the sum overflows. A
         // // one-way buffer must fit in `free_async_space`, which it then
-        // // uses up (else `ENOSPC`). Take the smallest free buffer whose
-        // // `extent` fits (the first of equals; none: `ENOSPC`), split off
-        // // what is left as a new free buffer just after it (`insert`), and
-        // // mark it allocated with the sizes, `is_async`, no target node and
-        // // `allow_user_free` false.
+        // // uses up (else `ENOSPC`). Take the smallest free buffer that
+        // // fits, the lowest offset of equals: `free_by_size`'s
+        // // `lower_bound` of `(size, 0)` (none: `ENOSPC`). Split off what
+        // // is left as a new free buffer just after it (in `buffers` and
+        // // in `free_by_size`, with nodes reserved before any change:
+        // // `RBTree::try_reserve_node`, `insert`). Mark it allocated
+        // // (`get_mut`) with the sizes, `is_async`, no target node and
+        // // `allow_user_free` false, and keep its node of `free_by_size`
+        // // (`remove_node`) in `free_node`.
         // let _ = (data_size, offsets_size, is_async, PTR_SIZE, align8(0));
         // let _ = (self.extent(0), self.free_async_space);
         // Err(ENOSPC)
@@ -137,14 +159,15 @@ impl Allocator {
 
     /// The allocated buffer at `offset`.
     pub(crate) fn buffer_mut(&mut self, offset: usize) -> Option<&mut Buffer> {
-        self.buffers
-            .iter_mut()
-            .find(|b| b.offset == offset && !b.free)
+        self.buffers.get_mut(&offset).filter(|b| !b.free)
     }
 
     /// Offsets of every allocated buffer.
     pub(crate) fn allocated(&self) -> impl Iterator<Item = usize> + '_ {
-        self.buffers.iter().filter(|b| !b.free).map(|b| b.offset)
+        self.buffers
+            .iter()
+            .filter(|(_, b)| !b.free)
+            .map(|(o, _)| *o)
     }
 
     // ANCHOR: free
@@ -152,30 +175,47 @@ impl Allocator {
     /// Returns its target node, whose reference the caller drops.
     pub(crate) fn free(&mut self, offset: usize) -> Option<Arc<crate::process::Node>> {
         // TODO-BEGIN
-        let i = self
-            .buffers
-            .iter()
-            .position(|b| b.offset == offset && !b.free)?;
-        if self.buffers[i].is_async {
-            self.free_async_space += self.extent(i);
-        }
-        let b = &mut self.buffers[i];
+        let mut extent = self.extent(offset);
+        let b = self.buffers.get_mut(&offset).filter(|b| !b.free)?;
+        // The node it took out of `free_by_size`: freeing never allocates.
+        let in_free = b.free_node.take()?;
+        let is_async = b.is_async;
         b.free = true;
         b.is_async = false;
         let node = b.target_node.take();
-        if self.buffers.get(i + 1).is_some_and(|n| n.free) {
-            self.buffers.remove(i + 1);
+        if is_async {
+            self.free_async_space += extent;
         }
-        if i > 0 && self.buffers[i - 1].free {
-            self.buffers.remove(i);
+        // Merge with the next buffer, then the previous one, if free.
+        let next = offset + extent;
+        if self.buffers.get(&next).is_some_and(|n| n.free) {
+            let next_extent = self.extent(next);
+            self.free_by_size.remove(&(next_extent, next));
+            self.buffers.remove(&next);
+            extent += next_extent;
         }
+        let mut start = offset;
+        if let Some((&prev, p)) = self.buffers.last_below(&offset) {
+            if p.free {
+                let prev_extent = offset - prev;
+                self.free_by_size.remove(&(prev_extent, prev));
+                self.buffers.remove(&offset);
+                start = prev;
+                extent += prev_extent;
+            }
+        }
+        self.free_by_size.insert(in_free, (extent, start), ());
         node
         // TODO-ELSE
-        // // TODO: find the buffer at `offset`; a one-way one gives its
+        // // TODO: find the allocated buffer at `offset` (`get_mut`) and
+        // // take its `free_node` (none: `None`); a one-way one gives its
         // // `extent` back to `free_async_space`. Mark it free, take its
-        // // target node (to return), and merge it with the next buffer and
-        // // then the previous one when they are free (`remove`), so that
-        // // free space is never split in two.
+        // // target node (to return), and merge it with the next buffer
+        // // and then the previous one (`last_below`) when they are free,
+        // // so that free space is never split in two: `remove` the merged
+        // // ones from `buffers` and from `free_by_size`, then `insert` the
+        // // result in `free_by_size` with the `free_node`: freeing never
+        // // allocates.
         // let _ = offset;
         // None
         // TODO-END
@@ -184,15 +224,15 @@ impl Allocator {
 }
 
 impl Buffer {
-    fn free_at(offset: usize) -> Self {
+    fn new_free() -> Self {
         Buffer {
-            offset,
             free: true,
             data_size: 0,
             offsets_size: 0,
             is_async: false,
             allow_user_free: false,
             target_node: None,
+            free_node: None,
         }
     }
 }

@@ -3,6 +3,11 @@
 //! buffers for incoming transactions, best fit, as C's `binder_alloc.c`
 //! does, so that buffer addresses come out the same.
 //!
+//! The buffers are kept as C keeps them, in red-black trees: all of them
+//! by offset (a buffer and its neighbours), the free ones by size, then
+//! offset (best fit is a lower bound), so each operation takes `O(log n)`
+//! steps however many one-way calls are waiting.
+//!
 //! The allocator lives in its process's lock. It only hands out ranges:
 //! their pages (`Pages`) are allocated and mapped by the sender once it
 //! holds a buffer, without the lock; the driver writes a transaction's
@@ -10,16 +15,16 @@
 //! mapping.
 
 use kernel::prelude::*;
+use kernel::rbtree::{RBTree, Reservation};
 use kernel::sync::Arc;
 
 use crate::defs::{align8, PTR_SIZE};
 use crate::process::Pages;
 
 // ANCHOR: buffer
-/// A piece of the mapping, free or holding one transaction.
+/// A piece of the mapping, free or holding one transaction; its offset
+/// is its key in the allocator's `buffers`.
 pub(crate) struct Buffer {
-    /// Offset from the start of the mapping.
-    pub(crate) offset: usize,
     pub(crate) free: bool,
     pub(crate) data_size: usize,
     pub(crate) offsets_size: usize,
@@ -30,16 +35,22 @@ pub(crate) struct Buffer {
     /// The node the transaction went to (`None` for a reply): a strong
     /// reference on it is held until the buffer is freed.
     pub(crate) target_node: Option<Arc<crate::process::Node>>,
+    /// An allocated buffer's node of `free_by_size`, kept for its `free`.
+    pub(crate) free_node: Option<Reservation<(usize, usize), ()>>,
 }
 // ANCHOR_END: buffer
 
-/// A process's mapping and the buffers in it, in address order.
+/// A process's mapping and the buffers in it.
 pub(crate) struct Allocator {
     /// The user address of the mapping.
     pub(crate) base: usize,
     pub(crate) size: usize,
     pages: Arc<Pages>,
-    buffers: KVec<Buffer>,
+    /// Every buffer, free or not, by offset: they tile the mapping.
+    buffers: RBTree<usize, Buffer>,
+    /// The free buffers by extent, then offset: best fit is the lower
+    /// bound of `(size, 0)`.
+    free_by_size: RBTree<(usize, usize), ()>,
     free_async_space: usize,
 }
 
@@ -47,13 +58,16 @@ impl Allocator {
     /// An allocator over `size` bytes at `base`, whose pages are `pages`,
     /// or `ENOMEM`.
     pub(crate) fn new(base: usize, size: usize, pages: Arc<Pages>) -> Result<Self> {
-        let mut buffers = KVec::new();
-        buffers.push(Buffer::free_at(0), GFP_KERNEL)?;
+        let mut buffers = RBTree::new();
+        buffers.try_insert(0, Buffer::new_free(), GFP_KERNEL)?;
+        let mut free_by_size = RBTree::new();
+        free_by_size.try_insert((size, 0), (), GFP_KERNEL)?;
         Ok(Allocator {
             base,
             size,
             pages,
             buffers,
+            free_by_size,
             free_async_space: size / 2,
         })
     }
@@ -62,10 +76,11 @@ impl Allocator {
         &self.pages
     }
 
-    /// How far buffer `i` extends: to the next buffer, or the end.
-    fn extent(&self, i: usize) -> usize {
-        let end = self.buffers.get(i + 1).map_or(self.size, |b| b.offset);
-        end - self.buffers[i].offset
+    /// How far the buffer at `offset` extends: to the next buffer, or the
+    /// end.
+    fn extent(&self, offset: usize) -> usize {
+        let next = self.buffers.lower_bound(&(offset + 1));
+        next.map_or(self.size, |(o, _)| *o) - offset
     }
 
     // ANCHOR: alloc
@@ -82,11 +97,15 @@ impl Allocator {
         // TODO: the size is both parts rounded up to 8 bytes (`align8`),
         // at least 8 (`PTR_SIZE`); `EINVAL` if the sum overflows. A
         // one-way buffer must fit in `free_async_space`, which it then
-        // uses up (else `ENOSPC`). Take the smallest free buffer whose
-        // `extent` fits (the first of equals; none: `ENOSPC`), split off
-        // what is left as a new free buffer just after it (`insert`), and
-        // mark it allocated with the sizes, `is_async`, no target node and
-        // `allow_user_free` false.
+        // uses up (else `ENOSPC`). Take the smallest free buffer that
+        // fits, the lowest offset of equals: `free_by_size`'s
+        // `lower_bound` of `(size, 0)` (none: `ENOSPC`). Split off what
+        // is left as a new free buffer just after it (in `buffers` and
+        // in `free_by_size`, with nodes reserved before any change:
+        // `RBTree::try_reserve_node`, `insert`). Mark it allocated
+        // (`get_mut`) with the sizes, `is_async`, no target node and
+        // `allow_user_free` false, and keep its node of `free_by_size`
+        // (`remove_node`) in `free_node`.
         let _ = (data_size, offsets_size, is_async, PTR_SIZE, align8(0));
         let _ = (self.extent(0), self.free_async_space);
         Err(ENOSPC)
@@ -95,25 +114,30 @@ impl Allocator {
 
     /// The allocated buffer at `offset`.
     pub(crate) fn buffer_mut(&mut self, offset: usize) -> Option<&mut Buffer> {
-        self.buffers
-            .iter_mut()
-            .find(|b| b.offset == offset && !b.free)
+        self.buffers.get_mut(&offset).filter(|b| !b.free)
     }
 
     /// Offsets of every allocated buffer.
     pub(crate) fn allocated(&self) -> impl Iterator<Item = usize> + '_ {
-        self.buffers.iter().filter(|b| !b.free).map(|b| b.offset)
+        self.buffers
+            .iter()
+            .filter(|(_, b)| !b.free)
+            .map(|(o, _)| *o)
     }
 
     // ANCHOR: free
     /// Frees the buffer at `offset` and merges it with free neighbours.
     /// Returns its target node, whose reference the caller drops.
     pub(crate) fn free(&mut self, offset: usize) -> Option<Arc<crate::process::Node>> {
-        // TODO: find the buffer at `offset`; a one-way one gives its
+        // TODO: find the allocated buffer at `offset` (`get_mut`) and
+        // take its `free_node` (none: `None`); a one-way one gives its
         // `extent` back to `free_async_space`. Mark it free, take its
-        // target node (to return), and merge it with the next buffer and
-        // then the previous one when they are free (`remove`), so that
-        // free space is never split in two.
+        // target node (to return), and merge it with the next buffer
+        // and then the previous one (`last_below`) when they are free,
+        // so that free space is never split in two: `remove` the merged
+        // ones from `buffers` and from `free_by_size`, then `insert` the
+        // result in `free_by_size` with the `free_node`: freeing never
+        // allocates.
         let _ = offset;
         None
     }
@@ -121,15 +145,15 @@ impl Allocator {
 }
 
 impl Buffer {
-    fn free_at(offset: usize) -> Self {
+    fn new_free() -> Self {
         Buffer {
-            offset,
             free: true,
             data_size: 0,
             offsets_size: 0,
             is_async: false,
             allow_user_free: false,
             target_node: None,
+            free_node: None,
         }
     }
 }
