@@ -237,6 +237,21 @@ void rust_helper_kunmap_local(const void *addr)
 	kunmap_local(addr);
 }
 
+const struct cred *rust_helper_file_get_cred(struct file *file)
+{
+	return get_cred(file->f_cred);
+}
+
+void rust_helper_put_cred(const struct cred *cred)
+{
+	put_cred(cred);
+}
+
+unsigned int rust_helper_cred_euid(const struct cred *cred)
+{
+	return from_kuid(current_user_ns(), cred->euid);
+}
+
 unsigned int rust_helper_file_euid(struct file *file)
 {
 	return from_kuid(current_user_ns(), file->f_cred->euid);

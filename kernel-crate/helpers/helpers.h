@@ -75,6 +75,9 @@ struct vm_area_struct *rust_helper_vma_lookup(struct mm_struct *mm, unsigned lon
 struct page *rust_helper_alloc_page(gfp_t gfp);
 void *rust_helper_kmap_local_page(struct page *page);
 void rust_helper_kunmap_local(const void *addr);
+const struct cred *rust_helper_file_get_cred(struct file *file);
+void rust_helper_put_cred(const struct cred *cred);
+unsigned int rust_helper_cred_euid(const struct cred *cred);
 unsigned int rust_helper_file_euid(struct file *file);
 int rust_helper_current_tgid(void);
 int rust_helper_current_pid(void);

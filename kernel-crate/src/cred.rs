@@ -8,8 +8,50 @@
 //! Ids are numbers as the caller's namespaces see them (`task_pid_vnr`,
 //! `from_kuid(current_user_ns(), ...)`).
 
+use core::ptr::NonNull;
+
 use crate::bindings;
 use crate::file::File;
+
+// ANCHOR: credential
+/// A counted reference to a set of credentials (`struct cred`), which
+/// never change once made: who opened a file, as the LSM hooks of
+/// [`crate::security`] want to know.
+///
+/// # Invariants
+///
+/// `cred` is a `struct cred` on which this `Credential` holds one count
+/// (`get_cred`).
+pub struct Credential {
+    cred: NonNull<bindings::cred>,
+}
+// ANCHOR_END: credential
+
+// SAFETY: credentials are immutable and their count is atomic: they may
+// be used and put from any thread.
+unsafe impl Send for Credential {}
+// SAFETY: `&Credential` only reads immutable fields.
+unsafe impl Sync for Credential {}
+
+impl Credential {
+    pub(crate) fn as_raw(&self) -> *const bindings::cred {
+        self.cred.as_ptr()
+    }
+
+    /// The effective user id, as the caller's namespace sees it.
+    pub fn euid(&self) -> u32 {
+        // SAFETY: the credentials are live (type invariant).
+        unsafe { bindings::rust_helper_cred_euid(self.as_raw()) }
+    }
+}
+
+impl Drop for Credential {
+    fn drop(&mut self) {
+        // SAFETY: gives back the count this `Credential` holds (type
+        // invariant).
+        unsafe { bindings::rust_helper_put_cred(self.as_raw()) };
+    }
+}
 
 /// The thread id of the current task (`gettid(2)`).
 pub fn current_pid() -> i32 {
@@ -25,6 +67,18 @@ pub fn current_tgid() -> i32 {
 }
 
 impl File {
+    /// The credentials the file was opened with (`get_cred(f_cred)`).
+    pub fn cred(&self) -> Credential {
+        // SAFETY: the file is valid (it is borrowed), and `f_cred` is set
+        // at open, never null and never changed while the file lives.
+        let cred = unsafe { bindings::rust_helper_file_get_cred(self.as_raw()) };
+        // INVARIANT: `get_cred` took the count; it returns its argument.
+        Credential {
+            // SAFETY: `f_cred` is never null (above).
+            cred: unsafe { NonNull::new_unchecked(cred.cast_mut()) },
+        }
+    }
+
     /// The effective user id of whoever opened the file (`f_cred->euid`),
     /// which stays the same whatever the opener does with its own
     /// credentials later.

@@ -46,6 +46,12 @@ impl FileRef {
     }
 }
 
+impl FileRef {
+    pub(crate) fn as_raw(&self) -> *mut bindings::file {
+        self.file.as_ptr()
+    }
+}
+
 impl Drop for FileRef {
     fn drop(&mut self) {
         // SAFETY: we own one reference (type invariant).

@@ -304,6 +304,14 @@ pub trait FileOperations: Sized + Send + Sync {
     fn mmap(&self, _file: &File, _vma: &mut Vma) -> Result {
         Err(ENODEV)
     }
+
+    /// Every `close(2)` of a descriptor of this open file (not only the
+    /// last, which is [`release`](FileOperations::release)), also when a
+    /// process exits with it open: a chance to wake threads that wait in
+    /// the file. What it returns is `close`'s result.
+    fn flush(&self, _file: &File) -> Result {
+        Ok(())
+    }
 }
 // ANCHOR_END: file_operations
 
@@ -363,6 +371,11 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
             },
             poll: if T::HAS_POLL { Some(Self::poll) } else { None },
             mmap: if T::HAS_MMAP { Some(Self::mmap) } else { None },
+            flush: if T::HAS_FLUSH {
+                Some(Self::flush)
+            } else {
+                None
+            },
             // SAFETY: all-zero is a valid `file_operations`: every other
             // field is an optional function pointer or an integer
             // (`mmap_supported_flags`).
@@ -566,6 +579,13 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         // and the `mmap_lock` held for writing, for the whole callback.
         let vma = unsafe { Vma::from_raw(vma) };
         from_result(|| state.mmap(f, vma).map(|()| 0))
+    }
+
+    unsafe extern "C" fn flush(file: *mut bindings::file, _id: bindings::fl_owner_t) -> c_int {
+        // SAFETY: as in `read` (`filp_close` calls `flush` on a file that
+        // is open, before it drops its reference).
+        let (state, f) = unsafe { (Self::state(file), File::from_raw(file)) };
+        from_result(|| state.flush(f).map(|()| 0))
     }
 }
 // ANCHOR_END: vtable

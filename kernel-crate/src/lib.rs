@@ -43,6 +43,7 @@ pub mod print;
 pub mod rbtree;
 pub mod registration;
 pub mod scatterlist;
+pub mod security;
 pub mod sync;
 pub mod task;
 pub mod uapi;

@@ -28,9 +28,9 @@ struct BinderFile {
 impl FileOperations for BinderFile {
     type OpenData = Arc<Context>;
 
-    fn open(ctx: &Arc<Context>, _file: &File) -> Result<Self> {
+    fn open(ctx: &Arc<Context>, file: &File) -> Result<Self> {
         Ok(BinderFile {
-            process: Process::new(ctx.clone())?,
+            process: Process::new(ctx.clone(), file.cred())?,
         })
     }
 
@@ -48,6 +48,11 @@ impl FileOperations for BinderFile {
 
     fn mmap(&self, _file: &File, vma: &mut Vma) -> Result {
         Process::mmap(&self.process, vma)
+    }
+
+    fn flush(&self, _file: &File) -> Result {
+        Process::flush(&self.process);
+        Ok(())
     }
 }
 

@@ -10,7 +10,7 @@
 //! other way round. A transaction's own mutex is taken last and held
 //! briefly.
 
-use kernel::cred::{current_euid, current_pid, current_tgid};
+use kernel::cred::{current_euid, current_pid, current_tgid, Credential};
 use kernel::fd::{FdReservation, FileRef};
 use kernel::file::{File, IoctlCommand, PollTable, POLLIN};
 use kernel::mm::{flags as vm, Vma};
@@ -20,7 +20,7 @@ use kernel::sync::{Arc, CondVar, Mutex};
 use kernel::uapi::binder as uapi;
 use kernel::uapi::binder::{cmd::*, obj, tf};
 use kernel::user::UserSlice;
-use kernel::{new_condvar, new_mutex, pin_init};
+use kernel::{new_condvar, new_mutex, pin_init, security};
 
 use crate::alloc::Allocator;
 use crate::defs::*;
@@ -182,6 +182,8 @@ impl Transaction {
 pub(crate) struct Process {
     ctx: Arc<Context>,
     tgid: i32,
+    /// Who opened the device (C's `proc->cred`), for the LSM hooks.
+    cred: Credential,
     inner: Mutex<ProcessInner>,
     /// Notified whenever work is queued (threads and `poll` wait on it).
     work: CondVar,
@@ -356,11 +358,12 @@ fn dec_node(inner: &mut ProcessInner, node: &Node, strong: bool, internal: bool)
 }
 
 impl Process {
-    pub(crate) fn new(ctx: Arc<Context>) -> Result<Arc<Process>> {
+    pub(crate) fn new(ctx: Arc<Context>, cred: Credential) -> Result<Arc<Process>> {
         Arc::pin_init(
             pin_init!(Process {
                 ctx <- ctx,
                 tgid <- current_tgid(),
+                cred <- cred,
                 inner <- new_mutex!(ProcessInner {
                     dead: false,
                     next_id: 1,
@@ -430,6 +433,18 @@ impl Process {
         Ok(())
     }
     // ANCHOR_END: mmap
+
+    /// A `close` of the device (C's `binder_flush`): every thread returns
+    /// to user space from the read it may be waiting in, with nothing
+    /// read, so that a thread of the closing process does not sleep on.
+    pub(crate) fn flush(this: &Arc<Self>) {
+        let mut inner = this.inner.lock();
+        for t in inner.threads.iter_mut() {
+            t.need_return = true;
+        }
+        drop(inner);
+        this.work.notify_all();
+    }
 
     pub(crate) fn poll(this: &Arc<Self>, table: &PollTable<'_>) -> Result<u32> {
         let mut inner = this.inner.lock();
@@ -503,6 +518,7 @@ impl Process {
         if mgr.node.is_some() {
             return Err(EBUSY);
         }
+        security::binder_set_context_mgr(&this.cred)?;
         match mgr.uid {
             Some(uid) if uid != current_euid() => return Err(EPERM),
             _ => mgr.uid = Some(current_euid()),

@@ -208,6 +208,7 @@ impl Process {
         let data_size = usize::try_from(tr.data_size).map_err(|_| Failed(BR_FAILED_REPLY))?;
         let offsets_size = usize::try_from(tr.offsets_size).map_err(|_| Failed(BR_FAILED_REPLY))?;
         let to = &target.proc;
+        security::binder_transaction(&this.cred, &to.cred).map_err(|_| Failed(BR_FAILED_REPLY))?;
         // The buffer first: no mapping in the target means it is dying.
         let buf = {
             let mut ti = to.inner.lock();
@@ -449,6 +450,7 @@ impl Process {
             match o.ty {
                 obj::TYPE_BINDER | obj::TYPE_WEAK_BINDER => {
                     let (flags, ptr, cookie) = (u32_at(b, 4), u64_at(b, 8), u64_at(b, 16));
+                    security::binder_transfer_binder(&this.cred, &target.proc.cred)?;
                     let node = {
                         let mut inner = this.inner.lock();
                         Process::get_or_new_node(this, &mut inner, ptr, cookie, flags)?
@@ -469,6 +471,7 @@ impl Process {
                 }
                 obj::TYPE_HANDLE | obj::TYPE_WEAK_HANDLE => {
                     let strong = o.ty == obj::TYPE_HANDLE;
+                    security::binder_transfer_binder(&this.cred, &target.proc.cred)?;
                     let node = {
                         let mut inner = this.inner.lock();
                         let r = inner
@@ -501,6 +504,7 @@ impl Process {
                         return Err(Failed(BR_FAILED_REPLY));
                     }
                     let file = FileRef::fget(u32_at(b, 8))?;
+                    security::binder_transfer_file(&this.cred, &target.proc.cred, &file)?;
                     fds.push((o.off + 8, file), GFP_KERNEL)?;
                     *done = i + 1;
                     continue;
