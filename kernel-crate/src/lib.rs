@@ -40,6 +40,7 @@ pub mod page;
 pub mod pci;
 pub mod prelude;
 pub mod print;
+pub mod queue;
 pub mod rbtree;
 pub mod registration;
 pub mod scatterlist;

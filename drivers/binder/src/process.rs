@@ -16,6 +16,7 @@ use kernel::file::{File, IoctlCommand, PollTable, POLLIN};
 use kernel::mm::{flags as vm, Vma};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
+use kernel::queue::Queue;
 use kernel::sync::{Arc, CondVar, Mutex};
 use kernel::uapi::binder as uapi;
 use kernel::uapi::binder::{cmd::*, obj, tf};
@@ -85,7 +86,7 @@ struct NodeState {
     is_manager: bool,
     /// A one-way transaction to it is being handled; later ones wait here.
     has_async: bool,
-    async_todo: KVec<Arc<Transaction>>,
+    async_todo: Queue<Arc<Transaction>>,
 }
 
 /// A reference from a process to a node, by handle.
@@ -138,7 +139,7 @@ struct Thread {
     pid: i32,
     looper: u32,
     need_return: bool,
-    todo: KVec<Work>,
+    todo: Queue<Work>,
     /// A return error is queued: writes stop until it is read.
     return_error: bool,
     /// Work that wakes the thread is queued (C's `process_todo`): work
@@ -193,7 +194,7 @@ struct ProcessInner {
     dead: bool,
     next_id: u64,
     threads: KVec<Thread>,
-    todo: KVec<Work>,
+    todo: Queue<Work>,
     nodes: KVec<NodeState>,
     refs: KVec<Ref>,
     deaths: KVec<Death>,
@@ -368,7 +369,7 @@ impl Process {
                     dead: false,
                     next_id: 1,
                     threads: KVec::new(),
-                    todo: KVec::new(),
+                    todo: Queue::new(),
                     nodes: KVec::new(),
                     refs: KVec::new(),
                     deaths: KVec::new(),
@@ -399,7 +400,7 @@ impl Process {
                 pid,
                 looper: 0,
                 need_return: true,
-                todo: KVec::new(),
+                todo: Queue::new(),
                 return_error: false,
                 process_todo: false,
                 stack: None,
@@ -570,7 +571,7 @@ impl Process {
                 queued: false,
                 is_manager: false,
                 has_async: false,
-                async_todo: KVec::new(),
+                async_todo: Queue::new(),
             },
             GFP_KERNEL,
         )?;
@@ -1069,7 +1070,7 @@ impl Process {
                         if st.async_todo.is_empty() {
                             st.has_async = false;
                         } else {
-                            next_async = st.async_todo.remove(0);
+                            next_async = st.async_todo.pop_front();
                         }
                     }
                 }

@@ -91,9 +91,9 @@ impl Process {
                     break 'retry;
                 }
                 let w = if from_thread {
-                    inner.thread(tid).and_then(|t| t.todo.remove(0))
+                    inner.thread(tid).and_then(|t| t.todo.pop_front())
                 } else {
-                    inner.todo.remove(0)
+                    inner.todo.pop_front()
                 };
                 if let Some(t) = inner.thread(tid) {
                     if t.todo.is_empty() {

@@ -53,7 +53,7 @@ impl Process {
     }
 
     /// Work that will never be read: calls waiting in it fail.
-    fn release_work(todo: &mut KVec<Work>) {
+    fn release_work(todo: &mut Queue<Work>) {
         while let Some(w) = todo.pop() {
             if let Work::Transaction(t) = w {
                 if t.target_node.is_some() && !t.is_oneway() {
