@@ -44,6 +44,12 @@ impl From<ImageModule> for crate::guest::Module {
     }
 }
 
+/// [`resolve`]'s modules as the guest loads them: the one step every
+/// user of `image_modules` takes (labs and benchmarks alike).
+pub fn guest_modules(dir: &Path, entries: &[String]) -> Result<Vec<crate::guest::Module>> {
+    Ok(resolve(dir, entries)?.into_iter().map(Into::into).collect())
+}
+
 /// Whether an entry of `image_modules` is a path (else a module name).
 fn is_path(entry: &str) -> bool {
     entry.contains('/') || entry.ends_with(".ko")

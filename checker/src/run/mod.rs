@@ -714,10 +714,7 @@ impl LabRun<'_> {
                     .map(|m| module(format!("{guest_dir}/{m}"), ref_dir.join(format!("{m}.ko")))),
             );
         }
-        let image_modules = vm::image::resolve(&tc.modules_dir, &lab.config.image_modules)?
-            .into_iter()
-            .map(vm::Module::from)
-            .collect();
+        let image_modules = vm::image::guest_modules(&tc.modules_dir, &lab.config.image_modules)?;
         let mut programs: Vec<vm::Program> = (lab.config.programs.iter())
             .map(|p| vm::Program {
                 name: p.clone(),

@@ -200,10 +200,7 @@ pub fn build(root: &Path, tc: &Toolchain) -> Result<PathBuf> {
 /// five latency ratios first.
 pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
     let dir = build(root, tc)?;
-    let image_modules = vm::image::resolve(&tc.modules_dir, &["binder_linux".into()])?
-        .into_iter()
-        .map(Module::from)
-        .collect();
+    let image_modules = vm::image::guest_modules(&tc.modules_dir, &["binder_linux".into()])?;
     let mut steps = vec![Step {
         name: "load".into(),
         run: "insmod /lab/rust_binder.ko && ls /dev/binder /dev/rust-binder".into(),

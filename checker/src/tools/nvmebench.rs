@@ -255,10 +255,7 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
         .tempdir()?;
     let disk = disks.path().join("nvm.img");
     vm::disk::write_image(&disk, DISK_MIB << 20, vm::disk::Image::Zero)?;
-    let image_modules = vm::image::resolve(&tc.modules_dir, &["nvme".into()])?
-        .into_iter()
-        .map(Module::from)
-        .collect();
+    let image_modules = vm::image::guest_modules(&tc.modules_dir, &["nvme".into()])?;
     let mut steps = vec![Step {
         name: "probe".into(),
         run: probe_script(),

@@ -70,21 +70,29 @@ pub fn parse_size(output: &str) -> Result<Sizes> {
     })
 }
 
+/// The column heads of every size table, as `size` prints them.
+fn header() -> String {
+    format!("{:>8} {:>7} {:>7} {:>8}\n\n", "text", "data", "bss", "dec")
+}
+
+/// One row of a size table: the four columns, then what was measured.
+fn row(out: &mut String, s: &Sizes, name: impl std::fmt::Display) {
+    let _ = writeln!(
+        out,
+        "{:>8} {:>7} {:>7} {:>8} {name}",
+        s.text,
+        s.data,
+        s.bss,
+        s.dec()
+    );
+}
+
 /// The table: one row per file, as in the RFC, then the ratio of the `.ko`
 /// totals (Rust / C).
 pub fn render(rows: &[(&str, Sizes)]) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "{:>8} {:>7} {:>7} {:>8}", "text", "data", "bss", "dec");
-    let _ = writeln!(out);
+    let mut out = header();
     for (name, s) in rows {
-        let _ = writeln!(
-            out,
-            "{:>8} {:>7} {:>7} {:>8} drivers/semaphore/{name}",
-            s.text,
-            s.data,
-            s.bss,
-            s.dec()
-        );
+        row(&mut out, s, format_args!("drivers/semaphore/{name}"));
     }
     let dec = |name: &str| rows.iter().find(|(n, _)| *n == name).map(|(_, s)| s.dec());
     if let (Some(rust), Some(c)) = (dec("rust_semaphore.ko"), dec("rust_semaphore_c.ko")) {
@@ -145,9 +153,7 @@ pub fn render_binder(rust: &Sizes, c: &Sizes, c_name: &str) -> String {
 /// each (and their total when there are several), then the Rust/C ratios
 /// of text and of the total, labelled `ratio`.
 pub fn render_against(rust: (&Sizes, &str), c: &[(&Sizes, &str)], ratio: &str) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "{:>8} {:>7} {:>7} {:>8}", "text", "data", "bss", "dec");
-    let _ = writeln!(out);
+    let mut out = header();
     let total = Sizes {
         text: c.iter().map(|(s, _)| s.text).sum(),
         data: c.iter().map(|(s, _)| s.data).sum(),
@@ -159,14 +165,7 @@ pub fn render_against(rust: (&Sizes, &str), c: &[(&Sizes, &str)], ratio: &str) -
         rows.push((&total, "C total"));
     }
     for (s, name) in rows {
-        let _ = writeln!(
-            out,
-            "{:>8} {:>7} {:>7} {:>8} {name}",
-            s.text,
-            s.data,
-            s.bss,
-            s.dec()
-        );
+        row(&mut out, s, name);
     }
     if total.text > 0 && total.dec() > 0 {
         let _ = writeln!(out);
