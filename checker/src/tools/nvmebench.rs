@@ -240,21 +240,15 @@ pub fn build(root: &Path, tc: &Toolchain) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// Builds, boots, measures; writes the table and returns it with the
-/// ratios first.
-pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
-    if !(opts.seconds > 0.0 && opts.seconds <= 60.0) {
-        bail!("--seconds must be more than 0 and at most 60");
-    }
-    if !(1..=10).contains(&opts.rounds) {
-        bail!("--rounds must be 1 to 10");
-    }
-    let dir = build(root, tc)?;
-    let disks = tempfile::Builder::new()
-        .prefix("checker-bench-nvme-")
-        .tempdir()?;
-    let disk = disks.path().join("nvm.img");
-    vm::disk::write_image(&disk, DISK_MIB << 20, vm::disk::Image::Zero)?;
+/// The guest of a benchmark run: rnvme and Debian's nvme on one QEMU
+/// controller, a probe step, then `rounds` rounds of [`ROUND`].
+fn guest(
+    tc: &Toolchain,
+    dir: &Path,
+    disk: PathBuf,
+    accel: vm::accel::Accel,
+    opts: &Options,
+) -> Result<Guest> {
     let image_modules = vm::image::guest_modules(&tc.modules_dir, &["nvme".into()])?;
     let mut steps = vec![Step {
         name: "probe".into(),
@@ -268,10 +262,9 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
             });
         }
     }
-    let (accel, why) = accel::choose(AccelChoice::Auto, &tc.vmlinuz, &tc.cache);
     let runs = opts.rounds as usize * ROUND.len();
     let measured = (opts.seconds + 1.0) * (WORKLOADS.len() * runs) as f64;
-    let guest = Guest {
+    Ok(Guest {
         kernel: tc.boot_kernel.clone(),
         extra_cmdline: String::new(),
         modules: vec![Module {
@@ -300,7 +293,26 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
         timeout: Duration::from_secs(300 + 10 * runs as u64 + 2 * measured as u64),
         accel,
         keep: false,
-    };
+    })
+}
+
+/// Builds, boots, measures; writes the table and returns it with the
+/// ratios first.
+pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
+    if !(opts.seconds > 0.0 && opts.seconds <= 60.0) {
+        bail!("--seconds must be more than 0 and at most 60");
+    }
+    if !(1..=10).contains(&opts.rounds) {
+        bail!("--rounds must be 1 to 10");
+    }
+    let dir = build(root, tc)?;
+    let disks = tempfile::Builder::new()
+        .prefix("checker-bench-nvme-")
+        .tempdir()?;
+    let disk = disks.path().join("nvm.img");
+    vm::disk::write_image(&disk, DISK_MIB << 20, vm::disk::Image::Zero)?;
+    let (accel, why) = accel::choose(AccelChoice::Auto, &tc.vmlinuz, &tc.cache);
+    let guest = guest(tc, &dir, disk, accel, opts)?;
     println!(
         "bench-nvme: {} round(s), {} s per measurement; accelerator {accel}: {why}",
         opts.rounds, opts.seconds
