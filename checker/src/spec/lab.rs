@@ -1055,25 +1055,24 @@ fn validate_step(c: &LabConfig, i: usize, s: &LabStep) -> Result<()> {
     if !is_name(&s.name) {
         bail!("step {}: name {:?} must be [a-z0-9_-]+", i + 1, s.name);
     }
+    step_rules(c, &c.steps[..i], s).map_err(|e| anyhow::anyhow!("step {} ({}): {e}", i + 1, s.name))
+}
+
+/// The rules a step breaks, if any, given the steps before it (the
+/// message without [`validate_step`]'s `step N (name): ` prefix).
+fn step_rules(c: &LabConfig, earlier: &[LabStep], s: &LabStep) -> std::result::Result<(), String> {
     let commands: Vec<(&str, &str)> = match &s.kind {
         StepKind::Guest(run) => vec![("run", run)],
         StepKind::CompileFail(case) => vec![("compile_fail", case)],
         StepKind::CheckDisk(disk) => {
             let pattern = c.disks.iter().find(|d| &d.id == disk).map(|d| d.image);
             if pattern != Some(crate::spec::devices::ImageKind::Pattern) {
-                bail!(
-                    "step {} ({}): `check_disk = {disk:?}` must name a [[disk]] with \
-                     `image = \"pattern\"`",
-                    i + 1,
-                    s.name
-                );
+                return Err(format!(
+                    "`check_disk = {disk:?}` must name a [[disk]] with `image = \"pattern\"`"
+                ));
             }
-            if !c.steps[..i].iter().any(|e| e.guest().is_some()) {
-                bail!(
-                    "step {} ({}): a `check_disk` step comes after the guest steps",
-                    i + 1,
-                    s.name
-                );
+            if !earlier.iter().any(|e| e.guest().is_some()) {
+                return Err("a `check_disk` step comes after the guest steps".into());
             }
             vec![]
         }
@@ -1083,64 +1082,45 @@ fn validate_step(c: &LabConfig, i: usize, s: &LabStep) -> Result<()> {
     };
     for (key, command) in commands {
         if command.trim().is_empty() {
-            bail!("step {} ({}): `{key}` is empty", i + 1, s.name);
+            return Err(format!("`{key}` is empty"));
         }
         if command.contains('\n') {
-            bail!(
-                "step {} ({}): `{key}` must be one line (use ; or && to chain)",
-                i + 1,
-                s.name
-            );
+            return Err(format!("`{key}` must be one line (use ; or && to chain)"));
         }
     }
     if let Some(dep) = &s.depends {
-        if !c.steps[..i].iter().any(|earlier| &earlier.name == dep) {
-            bail!(
-                "step {} ({}): `depends = {dep:?}` must name an earlier step",
-                i + 1,
-                s.name
-            );
+        if !earlier.iter().any(|e| &e.name == dep) {
+            return Err(format!("`depends = {dep:?}` must name an earlier step"));
         }
     }
     if s.hint.as_deref().is_some_and(|h| h.trim().is_empty()) {
-        bail!("step {} ({}): `hint` is empty", i + 1, s.name);
+        return Err("`hint` is empty".into());
     }
-    if c.steps[..i].iter().any(|earlier| earlier.name == s.name) {
-        bail!("step {} ({}): two steps have this name", i + 1, s.name);
+    if earlier.iter().any(|e| e.name == s.name) {
+        return Err("two steps have this name".into());
     }
     // A differential step has no snapshot file whose number could move,
     // and an extra step's is numbered in its own file.
-    if s.debug.is_none()
-        && !s.differential
-        && !s.extra
-        && c.steps[..i].iter().any(|e| e.debug.is_some())
+    if s.debug.is_none() && !s.differential && !s.extra && earlier.iter().any(|e| e.debug.is_some())
     {
-        bail!(
-            "step {} ({}): steps for the debug kernel (`kernel`, `failslab`) must come \
-             after every other step",
-            i + 1,
-            s.name
+        return Err(
+            "steps for the debug kernel (`kernel`, `failslab`) must come after every \
+                    other step"
+                .into(),
         );
     }
-    if s.guest().is_some()
-        && s.debug.is_none()
-        && c.steps[..i].iter().any(|e| e.check_disk().is_some())
+    if s.guest().is_some() && s.debug.is_none() && earlier.iter().any(|e| e.check_disk().is_some())
     {
-        bail!(
-            "step {} ({}): `check_disk` steps run after the guest powered off: they come \
-             after every guest step (but those for the debug kernel)",
-            i + 1,
-            s.name
+        return Err(
+            "`check_disk` steps run after the guest powered off: they come after every \
+                    guest step (but those for the debug kernel)"
+                .into(),
         );
     }
-    check_placeholders(c, s).map_err(|e| anyhow::anyhow!("step {} ({}): {e}", i + 1, s.name))?;
-    let after_guest = c.steps[..i].iter().any(|s| s.guest().is_some());
+    check_placeholders(c, s)?;
+    let after_guest = earlier.iter().any(|e| e.guest().is_some());
     if after_guest && s.guest().is_none() && s.check_disk().is_none() {
-        bail!(
-            "step {} ({}): host steps must come before every guest step",
-            i + 1,
-            s.name
-        );
+        return Err("host steps must come before every guest step".into());
     }
     Ok(())
 }
