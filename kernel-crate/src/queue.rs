@@ -14,6 +14,23 @@ use crate::alloc::{AllocError, Flags, KVec};
 
 /// A first-in, first-out queue.
 ///
+/// ```rust
+/// use kernel::queue::Queue;
+///
+/// let mut q = Queue::new();
+/// for i in 1..=5u32 {
+///     q.push(i, GFP_KERNEL)?;
+/// }
+/// let (a, b) = (q.pop_front(), q.pop_front());
+/// q.push(6, GFP_KERNEL)?;
+/// let removed = q.remove(1);
+/// let last = q.iter().rposition(|&i| i % 2 == 0);
+/// pr_info!("{:?} {:?} removed {:?}, left {}, last even at {:?}\n", a, b, removed, q.len(), last);
+/// if (a, b, removed, q.first(), last) != (Some(1), Some(2), Some(4), Some(&3), Some(2)) {
+///     return Err(EINVAL);
+/// }
+/// ```
+///
 /// The `len` items are in `slots[(head + i) % slots.len()]` for `i` in
 /// `0..len`, in queue order; every other slot is `None`.
 pub struct Queue<T> {

@@ -29,6 +29,32 @@ struct Node<K, V> {
 
 /// A sorted map from `K` to `V`, each key at most once.
 ///
+/// ```rust
+/// use kernel::rbtree::RBTree;
+///
+/// // Free buffers by (size, offset), as Binder's allocator keeps them.
+/// let mut free = RBTree::new();
+/// for key in [(64usize, 0usize), (16, 64), (64, 128), (256, 512)] {
+///     // Reserved first (a driver does it before taking its lock), then
+///     // linked in with no allocation.
+///     let node = RBTree::try_reserve_node(GFP_KERNEL)?;
+///     free.insert(node, key, ());
+/// }
+/// // Best fit for 20 bytes: the smallest size >= 20, lowest offset first.
+/// let fit = free.lower_bound(&(20, 0)).map(|(k, ())| *k);
+/// let (_, (), node) = free.remove_node(&(64, 0)).ok_or(EINVAL)?;
+/// // The removed entry's node holds the next key.
+/// free.insert(node, (44, 20), ());
+/// let before = free.last_below(&(64, 128)).map(|(k, ())| *k);
+/// pr_info!("fit {:?}, below (64, 128): {:?}\n", fit, before);
+/// for ((size, offset), ()) in free.iter() {
+///     pr_info!("free: {} at {}\n", size, offset);
+/// }
+/// if fit != Some((64, 0)) || before != Some((44, 20)) || free.get(&(64, 0)).is_some() {
+///     return Err(EINVAL);
+/// }
+/// ```
+///
 /// # Invariants
 ///
 /// `root` is a valid C red-black tree. Each of its `rb_node`s is the
