@@ -146,10 +146,9 @@ fn main() {
         .opaque_type("mm_struct")
         .allowlist_type("mm_struct")
         .allowlist_function("mmput")
-        // Credentials and the LSM's Binder hooks (src/cred.rs, security.rs).
+        // Credentials (src/cred.rs); the LSM hooks are helpers (security.rs).
         .opaque_type("cred")
         .allowlist_type("cred")
-        .allowlist_function("security_binder_.*")
         .allowlist_function("__free_pages")
         .allowlist_function("fget")
         .allowlist_function("fput")

@@ -167,4 +167,17 @@ unsigned int rust_helper_nr_cpu_ids(void);
 void rust_helper_rb_link_node(struct rb_node *node, struct rb_node *parent,
 			      struct rb_node **rb_link);
 
+/* LSM hooks (kernel-crate/src/security.rs): without CONFIG_SECURITY (the
+ * debug kernel) they are static inlines that return 0. */
+#include <linux/security.h>
+
+int rust_helper_security_binder_set_context_mgr(const struct cred *mgr);
+int rust_helper_security_binder_transaction(const struct cred *from,
+					    const struct cred *to);
+int rust_helper_security_binder_transfer_binder(const struct cred *from,
+						const struct cred *to);
+int rust_helper_security_binder_transfer_file(const struct cred *from,
+					      const struct cred *to,
+					      struct file *file);
+
 #endif

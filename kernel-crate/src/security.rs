@@ -19,19 +19,21 @@ fn check(ret: core::ffi::c_int) -> Result {
 /// May `mgr` become the context manager?
 pub fn binder_set_context_mgr(mgr: &Credential) -> Result {
     // SAFETY: the credentials are live (invariant of `Credential`).
-    check(unsafe { bindings::security_binder_set_context_mgr(mgr.as_raw()) })
+    check(unsafe { bindings::rust_helper_security_binder_set_context_mgr(mgr.as_raw()) })
 }
 
 /// May `from` send a transaction to `to`?
 pub fn binder_transaction(from: &Credential, to: &Credential) -> Result {
     // SAFETY: both credentials are live (invariant of `Credential`).
-    check(unsafe { bindings::security_binder_transaction(from.as_raw(), to.as_raw()) })
+    check(unsafe { bindings::rust_helper_security_binder_transaction(from.as_raw(), to.as_raw()) })
 }
 
 /// May `from` pass a reference to a Binder object to `to`?
 pub fn binder_transfer_binder(from: &Credential, to: &Credential) -> Result {
     // SAFETY: both credentials are live (invariant of `Credential`).
-    check(unsafe { bindings::security_binder_transfer_binder(from.as_raw(), to.as_raw()) })
+    check(unsafe {
+        bindings::rust_helper_security_binder_transfer_binder(from.as_raw(), to.as_raw())
+    })
 }
 
 /// May `from` pass `file` to `to`?
@@ -39,6 +41,10 @@ pub fn binder_transfer_file(from: &Credential, to: &Credential, file: &FileRef) 
     // SAFETY: both credentials are live (invariant of `Credential`), the
     // file is held by `file`; the hook only reads them.
     check(unsafe {
-        bindings::security_binder_transfer_file(from.as_raw(), to.as_raw(), file.as_raw())
+        bindings::rust_helper_security_binder_transfer_file(
+            from.as_raw(),
+            to.as_raw(),
+            file.as_raw(),
+        )
     })
 }
