@@ -23,7 +23,6 @@
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/sched/mm.h>
-#include <linux/security.h>
 #include <linux/sched.h>
 
 #include "helpers.h"
@@ -251,28 +250,6 @@ void rust_helper_put_cred(const struct cred *cred)
 unsigned int rust_helper_cred_euid(const struct cred *cred)
 {
 	return from_kuid(current_user_ns(), cred->euid);
-}
-
-/* Without CONFIG_SECURITY (the debug kernel) the hooks are inline stubs. */
-int rust_helper_security_binder_set_context_mgr(const struct cred *mgr)
-{
-	return security_binder_set_context_mgr(mgr);
-}
-
-int rust_helper_security_binder_transaction(const struct cred *from, const struct cred *to)
-{
-	return security_binder_transaction(from, to);
-}
-
-int rust_helper_security_binder_transfer_binder(const struct cred *from, const struct cred *to)
-{
-	return security_binder_transfer_binder(from, to);
-}
-
-int rust_helper_security_binder_transfer_file(const struct cred *from, const struct cred *to,
-					      struct file *file)
-{
-	return security_binder_transfer_file(from, to, file);
 }
 
 unsigned int rust_helper_file_euid(struct file *file)

@@ -78,11 +78,6 @@ void rust_helper_kunmap_local(const void *addr);
 const struct cred *rust_helper_file_get_cred(struct file *file);
 void rust_helper_put_cred(const struct cred *cred);
 unsigned int rust_helper_cred_euid(const struct cred *cred);
-int rust_helper_security_binder_set_context_mgr(const struct cred *mgr);
-int rust_helper_security_binder_transaction(const struct cred *from, const struct cred *to);
-int rust_helper_security_binder_transfer_binder(const struct cred *from, const struct cred *to);
-int rust_helper_security_binder_transfer_file(const struct cred *from, const struct cred *to,
-					      struct file *file);
 unsigned int rust_helper_file_euid(struct file *file);
 int rust_helper_current_tgid(void);
 int rust_helper_current_pid(void);

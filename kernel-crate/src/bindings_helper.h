@@ -22,6 +22,7 @@
 #include <linux/printk.h>
 #include <linux/slab.h>
 #include <linux/cred.h>
+#include <linux/security.h>
 #include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
