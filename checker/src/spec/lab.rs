@@ -402,90 +402,10 @@ struct RawStep {
 impl TryFrom<RawStep> for LabStep {
     type Error = String;
 
-    fn try_from(raw: RawStep) -> Result<Self, String> {
-        let name = raw.name;
-        let compile_fail = raw.compile_fail;
-        if let Some(disk) = raw.check_disk {
-            if compile_fail.is_some()
-                || raw.run.is_some()
-                || raw.host.is_some()
-                || raw.host_solution.is_some()
-                || raw.kernel.is_some()
-                || raw.failslab.is_some()
-                || raw.differential.is_some()
-            {
-                return Err(format!(
-                    "step {name:?}: `check_disk` is a step of its own: no `run`, `host`, \
-                     `compile_fail`, `kernel`, `failslab` or `differential` with it"
-                ));
-            }
-            return Ok(LabStep {
-                name,
-                kind: StepKind::CheckDisk(disk),
-                points: raw.points.unwrap_or(1),
-                depends: raw.depends,
-                hint: raw.hint,
-                debug: None,
-                differential: false,
-                extra: false,
-            });
-        }
-        if compile_fail.is_some()
-            && (raw.run.is_some() || raw.host.is_some() || raw.host_solution.is_some())
-        {
-            return Err(format!(
-                "step {name:?}: `compile_fail` is a step of its own: no `run` or `host` with it"
-            ));
-        }
-        let kind = match (raw.run, raw.host, raw.host_solution) {
-            (Some(run), None, None) => StepKind::Guest(run),
-            (None, Some(command), solution) => StepKind::Host { command, solution },
-            (Some(_), _, _) => {
-                return Err(format!(
-                "step {name:?}: give `run` (a guest command) or `host` (a host command), not both"
-            ))
-            }
-            (None, None, Some(_)) => {
-                return Err(format!("step {name:?}: `host_solution` needs `host`"))
-            }
-            (None, None, None) => match compile_fail {
-                Some(case) => StepKind::CompileFail(case),
-                None => {
-                    return Err(format!(
-                        "step {name:?}: give `run` (a guest command) or `host` (a host command)"
-                    ))
-                }
-            },
-        };
-        if let Some(other) = raw.kernel.as_deref().filter(|k| *k != "debug") {
-            return Err(format!(
-                "step {name:?}: `kernel = {other:?}`: the only choice is \"debug\""
-            ));
-        }
-        let debug = match (&kind, raw.kernel.is_some(), raw.failslab) {
-            (_, false, None) => None,
-            (StepKind::Guest(_), _, None) => Some(DebugStep { failslab: None }),
-            (StepKind::Guest(run), _, Some(table)) => {
-                let target = failslab_target(run).map_err(|e| format!("step {name:?}: {e}"))?;
-                if table.every == 0 {
-                    return Err(format!("step {name:?}: failslab `every` must be 1 or more"));
-                }
-                Some(DebugStep {
-                    failslab: Some(FailslabStep { table, target }),
-                })
-            }
-            _ => {
-                return Err(format!(
-                    "step {name:?}: `kernel` and `failslab` are for guest (`run`) steps"
-                ))
-            }
-        };
-        let differential = raw.differential.unwrap_or(false);
-        if differential && (!matches!(kind, StepKind::Guest(_)) || debug.is_some()) {
-            return Err(format!(
-                "step {name:?}: `differential` is for guest (`run`) steps on every kernel"
-            ));
-        }
+    fn try_from(mut raw: RawStep) -> Result<Self, String> {
+        let name = std::mem::take(&mut raw.name);
+        let (kind, debug, differential) =
+            raw.checked().map_err(|e| format!("step {name:?}: {e}"))?;
         Ok(LabStep {
             name,
             kind,
@@ -495,6 +415,82 @@ impl TryFrom<RawStep> for LabStep {
             debug,
             differential,
             extra: false,
+        })
+    }
+}
+
+impl RawStep {
+    /// The step's kind, its debug kernel part and whether it is
+    /// differential, taken out of the keys that give them; the error
+    /// without [`LabStep`]'s `step "name": ` prefix.
+    fn checked(&mut self) -> Result<(StepKind, Option<DebugStep>, bool), String> {
+        let kind = self.kind()?;
+        if let Some(other) = self.kernel.as_deref().filter(|k| *k != "debug") {
+            return Err(format!(
+                "`kernel = {other:?}`: the only choice is \"debug\""
+            ));
+        }
+        let debug = match (&kind, self.kernel.is_some(), self.failslab.take()) {
+            (_, false, None) => None,
+            (StepKind::Guest(_), _, None) => Some(DebugStep { failslab: None }),
+            (StepKind::Guest(run), _, Some(table)) => {
+                let target = failslab_target(run)?;
+                if table.every == 0 {
+                    return Err("failslab `every` must be 1 or more".into());
+                }
+                Some(DebugStep {
+                    failslab: Some(FailslabStep { table, target }),
+                })
+            }
+            _ => return Err("`kernel` and `failslab` are for guest (`run`) steps".into()),
+        };
+        let differential = self.differential.unwrap_or(false);
+        if differential && (!matches!(kind, StepKind::Guest(_)) || debug.is_some()) {
+            return Err("`differential` is for guest (`run`) steps on every kernel".into());
+        }
+        Ok((kind, debug, differential))
+    }
+
+    /// What the step runs: `check_disk` alone, `compile_fail` without
+    /// `run` or `host`, else one of `run` and `host` (with its
+    /// `host_solution`).
+    fn kind(&mut self) -> Result<StepKind, String> {
+        let compile_fail = self.compile_fail.take();
+        let (run, host, host_solution) =
+            (self.run.take(), self.host.take(), self.host_solution.take());
+        if let Some(disk) = self.check_disk.take() {
+            if compile_fail.is_some()
+                || run.is_some()
+                || host.is_some()
+                || host_solution.is_some()
+                || self.kernel.is_some()
+                || self.failslab.is_some()
+                || self.differential.is_some()
+            {
+                return Err("`check_disk` is a step of its own: no `run`, `host`, \
+                     `compile_fail`, `kernel`, `failslab` or `differential` with it"
+                    .into());
+            }
+            return Ok(StepKind::CheckDisk(disk));
+        }
+        if compile_fail.is_some() && (run.is_some() || host.is_some() || host_solution.is_some()) {
+            return Err("`compile_fail` is a step of its own: no `run` or `host` with it".into());
+        }
+        Ok(match (run, host, host_solution) {
+            (Some(run), None, None) => StepKind::Guest(run),
+            (None, Some(command), solution) => StepKind::Host { command, solution },
+            (Some(_), _, _) => {
+                return Err(
+                    "give `run` (a guest command) or `host` (a host command), not both".into(),
+                )
+            }
+            (None, None, Some(_)) => return Err("`host_solution` needs `host`".into()),
+            (None, None, None) => match compile_fail {
+                Some(case) => StepKind::CompileFail(case),
+                None => {
+                    return Err("give `run` (a guest command) or `host` (a host command)".into())
+                }
+            },
         })
     }
 }
