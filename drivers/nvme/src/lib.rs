@@ -25,8 +25,10 @@
 //! (the one that timed out) or requeued (the others), and brought back
 //! with the same queues.
 //!
-//! Not done: polled queues; quiescing the disks' queues during a reset (a
-//! request that races with it waits for its own time-out).
+//! The disks' queues are quiesced for the length of a reset, so no new
+//! request reaches a queue that is being rebuilt.
+//!
+//! Not done: polled queues.
 
 #![no_std]
 
