@@ -46,21 +46,22 @@ sizes:
 	$(CHECKER) sizes
 
 # Rust Binder against Debian's C binder in one guest boot
-# (book/src/generated/binder-bench.md); COUNT calls per measurement.
+# (book/src/generated/binder-bench.md); COUNT calls per measurement,
+# ROUNDS rounds of C, Rust, Rust, C.
 COUNT ?= 2000
+ROUNDS ?= 3
 bench-binder:
-	$(CHECKER) bench-binder --count $(COUNT)
+	$(CHECKER) bench-binder --count $(COUNT) --rounds $(ROUNDS)
 
 # `make test`'s run of it: a tiny count, only to keep it working; the
 # table goes to target/, the book's stays as measured.
 bench-binder-smoke:
-	$(CHECKER) bench-binder --count 20 --out target/binder-bench-smoke.md
+	$(CHECKER) bench-binder --count 20 --rounds 1 --out target/binder-bench-smoke.md
 
 # rnvme against Debian's C nvme on one controller in one guest boot
 # (book/src/generated/nvme-bench.md); BENCH_SECONDS per measurement,
 # ROUNDS rounds of C, Rust, Rust, C.
 BENCH_SECONDS ?= 3
-ROUNDS ?= 3
 bench-nvme:
 	$(CHECKER) bench-nvme --seconds $(BENCH_SECONDS) --rounds $(ROUNDS)
 

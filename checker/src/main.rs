@@ -113,6 +113,9 @@ enum Cmd {
         /// Calls per latency measurement and per throughput pair.
         #[arg(long, default_value_t = 2000)]
         count: u32,
+        /// ABBA rounds of C, Rust, Rust, C.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+        rounds: u32,
         /// Write the table here instead of the book's generated folder.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
@@ -187,7 +190,7 @@ fn real_main(cli: Cli) -> Result<bool> {
             &run::ensure_quiet()?,
         )),
         Cmd::Sizes => sizes(),
-        Cmd::BenchBinder { count, out } => bench_binder(count, out),
+        Cmd::BenchBinder { count, rounds, out } => bench_binder(count, rounds, out),
         Cmd::BenchNvme {
             seconds,
             rounds,
@@ -291,8 +294,8 @@ fn sizes() -> Result<bool> {
 }
 
 /// `checker bench-binder`.
-fn bench_binder(count: u32, out: Option<PathBuf>) -> Result<bool> {
-    let opts = checker::tools::binderbench::Options { count, out };
+fn bench_binder(count: u32, rounds: u32, out: Option<PathBuf>) -> Result<bool> {
+    let opts = checker::tools::binderbench::Options { count, rounds, out };
     bench(|root, tc| checker::tools::binderbench::run(root, tc, &opts))
 }
 

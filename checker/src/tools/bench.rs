@@ -8,6 +8,39 @@ use std::path::Path;
 use ::vm::{Guest, Progress};
 use anyhow::{bail, Context, Result};
 
+/// The drivers of one benchmark round, in the order they run (ABBA):
+/// short rounds one after another spread a burst of host load over both.
+pub const ABBA: [Driver; 4] = [Driver::C, Driver::Rust, Driver::Rust, Driver::C];
+
+/// Which driver a run measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// Debian's C driver.
+    C,
+    /// This project's Rust driver.
+    Rust,
+}
+
+/// The name of run `i` (0-based, in [`ABBA`]) of round `r` (0-based):
+/// `c-1a`, `rust-1a`, `rust-1b`, `c-1b`.
+pub fn run_name(r: usize, i: usize) -> String {
+    let driver = match ABBA[i] {
+        Driver::C => "c",
+        Driver::Rust => "rust",
+    };
+    let half = if i < 2 { 'a' } else { 'b' };
+    format!("{driver}-{}{half}", r + 1)
+}
+
+/// The host's one-minute load average: under TCG the guest's CPUs are
+/// host threads, so other work on the host moves every figure.
+pub fn host_load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".into())
+}
+
 /// `a / b`, or NaN when `b` is 0.
 pub fn ratio(a: f64, b: f64) -> f64 {
     if b == 0.0 {

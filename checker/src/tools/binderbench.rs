@@ -4,12 +4,13 @@
 //! Builds `drivers/binder` (`rust_binder.ko` and `bindertest`), boots the
 //! guest with `binder_linux` from the kernel image (see
 //! `vm::image`) and the Rust module, and runs `bindertest`'s
-//! benchmarks on each device in turn, C, Rust, C, Rust: round-trip latency
-//! at five payload sizes (min, p50, p99; client and server pinned to one
-//! CPU), calls per second with [`PAIRS`] client/server pairs, and a flood
-//! of one-way calls. The Rust/C ratios compare the sums of the two runs of
-//! each driver; the second C run against the first (C/C) shows how much
-//! the numbers move when nothing changes. The table goes to
+//! benchmarks on each device in ABBA rounds (C, Rust, Rust, C, as many
+//! rounds as asked): round-trip latency at five payload sizes (min, p50,
+//! p99; client and server pinned to one CPU), calls per second with
+//! [`PAIRS`] client/server pairs, and a flood of one-way calls. The
+//! Rust/C ratios compare the sums of each driver's runs; the C runs after
+//! the Rust ones against those before (C/C) show how much the numbers
+//! move when nothing changes. The table goes to
 //! `book/src/generated/binder-bench.md` for the Binder chapter (the one file
 //! of that folder in git: the book shows the last run committed).
 
@@ -23,7 +24,7 @@ use ::vm::{Guest, Module, Program, Source};
 use anyhow::{bail, Context, Result};
 
 use crate::spec::lab::Step;
-use crate::tools::bench::{self, ratio};
+use crate::tools::bench::{self, ratio, Driver, ABBA};
 use crate::tools::setup::Toolchain;
 
 /// Payload sizes of the latency runs, in bytes.
@@ -32,13 +33,13 @@ pub const PAYLOADS: [usize; 5] = [0, 64, 1024, 4096, 16384];
 /// Client/server pairs of the throughput run.
 pub const PAIRS: u32 = 4;
 
-/// The runs, in the order they happen: each driver twice, interleaved.
-pub const RUNS: [(&str, &str); 4] = [
-    ("c-1", "/dev/binder"),
-    ("rust-1", "/dev/rust-binder"),
-    ("c-2", "/dev/binder"),
-    ("rust-2", "/dev/rust-binder"),
-];
+/// The device each driver's runs use.
+fn device(driver: Driver) -> &'static str {
+    match driver {
+        Driver::C => "/dev/binder",
+        Driver::Rust => "/dev/rust-binder",
+    }
+}
 
 /// What `checker bench-binder` was asked for.
 #[derive(Debug, Clone)]
@@ -46,6 +47,8 @@ pub struct Options {
     /// Calls per latency measurement (and per pair in the throughput
     /// run); the one-way flood sends ten times as many.
     pub count: u32,
+    /// ABBA rounds of C, Rust, Rust, C.
+    pub rounds: u32,
     /// Where the Markdown table goes; `None`: the book's.
     pub out: Option<PathBuf>,
 }
@@ -112,80 +115,125 @@ pub fn parse(output: &str) -> Result<RunResult> {
     Ok(r)
 }
 
-/// The Rust/C p50 latency ratio per payload (sums of both runs of each).
-pub fn latency_ratios(runs: &[(&str, RunResult)]) -> Vec<(usize, f64)> {
-    let sum = |prefix: &str, size: usize, i: usize| -> f64 {
-        runs.iter()
-            .filter(|(n, _)| n.starts_with(prefix))
-            .map(|(_, r)| r.latency.get(&size).map_or(0, |l| l[i]) as f64)
-            .sum()
-    };
+/// One figure of a run.
+type Figure = fn(&RunResult) -> f64;
+
+/// The runs of one round, in [`ABBA`] order.
+pub type Round = [RunResult; 4];
+
+/// The sum of `figure` over the runs at positions `at` of every round.
+fn sum(rounds: &[Round], at: &[usize], figure: impl Fn(&RunResult) -> f64) -> f64 {
+    rounds
+        .iter()
+        .flat_map(|round| at.iter().map(|&i| figure(&round[i])))
+        .sum()
+}
+
+/// Positions of a driver's runs in a round.
+fn runs_of(driver: Driver) -> Vec<usize> {
+    (0..ABBA.len()).filter(|&i| ABBA[i] == driver).collect()
+}
+
+/// Rust/C over all rounds, C/C (the C runs after the Rust ones against
+/// those before), and each round's Rust/C, of one figure.
+fn ratios(rounds: &[Round], figure: impl Fn(&RunResult) -> f64 + Copy) -> (f64, f64, String) {
+    let (c, rust) = (runs_of(Driver::C), runs_of(Driver::Rust));
+    let rust_c = ratio(sum(rounds, &rust, figure), sum(rounds, &c, figure));
+    let noise = ratio(sum(rounds, &c[1..], figure), sum(rounds, &c[..1], figure));
+    let by_round = (rounds.chunks(1))
+        .map(|r| format!("{:.2}", ratio(sum(r, &rust, figure), sum(r, &c, figure))))
+        .collect::<Vec<_>>()
+        .join(", ");
+    (rust_c, noise, by_round)
+}
+
+/// The p50 round trip of `size` bytes in a run, ns.
+fn p50(size: usize) -> impl Fn(&RunResult) -> f64 + Copy {
+    move |r| r.latency.get(&size).map_or(0, |l| l[1]) as f64
+}
+
+/// The Rust/C p50 latency ratio per payload (sums of all runs of each).
+pub fn latency_ratios(rounds: &[Round]) -> Vec<(usize, f64)> {
     PAYLOADS
         .iter()
-        .map(|&s| (s, ratio(sum("rust", s, 1), sum("c", s, 1))))
+        .map(|&s| (s, ratios(rounds, p50(s)).0))
         .collect()
 }
 
-/// The Markdown table of the four runs.
-pub fn render(runs: &[(&str, RunResult)], count: u32) -> String {
-    let get = |name: &str| runs.iter().find(|(n, _)| *n == name).map(|(_, r)| r);
-    let (Some(c1), Some(r1), Some(c2), Some(r2)) =
-        (get("c-1"), get("rust-1"), get("c-2"), get("rust-2"))
-    else {
-        return "(incomplete runs)\n".into();
+/// The median of a driver's (min, p50, p99) of `size` bytes, each on its
+/// own, µs.
+fn median_latency(rounds: &[Round], driver: Driver, size: usize) -> String {
+    let cell = |k: usize| {
+        let mut v: Vec<u64> = (rounds.iter())
+            .flat_map(|round| runs_of(driver).into_iter().map(move |i| &round[i]))
+            .map(|r| r.latency.get(&size).map_or(0, |l| l[k]))
+            .collect();
+        v.sort_unstable();
+        let m = v.len() / 2;
+        let ns = if v.len().is_multiple_of(2) {
+            (v[m - 1] + v[m]) as f64 / 2.0
+        } else {
+            v[m] as f64
+        };
+        format!("{:.1}", ns / 1000.0)
     };
-    let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
+    format!("{} / {} / {}", cell(0), cell(1), cell(2))
+}
+
+/// The Markdown table of `rounds` (each in [`ABBA`] order); `load`: the
+/// host's load average before and after.
+pub fn render(rounds: &[Round], count: u32, load: &str) -> String {
+    let n = rounds.len();
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Round trips (µs), {count} calls each, client and server on one CPU; \
-         min / p50 / p99 of each run, in the order they ran:\n"
+        "Round trips (µs), {count} calls each, client and server on one CPU of \
+         two, under TCG; {n} round(s) of C, Rust, Rust, C. C and Rust are the \
+         medians of their runs' min / p50 / p99; Rust/C compares the sums of the \
+         p50s, C/C the C runs after the Rust ones with those before (the noise); \
+         then each round's Rust/C.\n"
     );
+    if rounds.is_empty() {
+        let _ = writeln!(out, "(no runs)");
+        return out;
+    }
     let _ = writeln!(
         out,
-        "| payload | C (1) | Rust (1) | C (2) | Rust (2) | Rust/C p50 | C/C p50 |"
+        "| payload | C | Rust | Rust/C p50 | C/C p50 | Rust/C p50 by round |"
     );
-    let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|");
-    let ratios = latency_ratios(runs);
-    for (size, rust_c) in ratios {
-        let cell = |r: &RunResult| {
-            let l = r.latency[&size];
-            format!("{} / {} / {}", us(l[0]), us(l[1]), us(l[2]))
-        };
-        let noise = ratio(c2.latency[&size][1] as f64, c1.latency[&size][1] as f64);
+    let _ = writeln!(out, "|---:|---:|---:|---:|---:|---|");
+    for size in PAYLOADS {
+        let (rust_c, noise, by_round) = ratios(rounds, p50(size));
         let _ = writeln!(
             out,
-            "| {size} B | {} | {} | {} | {} | {rust_c:.2} | {noise:.2} |",
-            cell(c1),
-            cell(r1),
-            cell(c2),
-            cell(r2)
+            "| {size} B | {} | {} | {rust_c:.2} | {noise:.2} | {by_round} |",
+            median_latency(rounds, Driver::C, size),
+            median_latency(rounds, Driver::Rust, size),
         );
     }
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "| calls per second | C (1) | Rust (1) | C (2) | Rust (2) | Rust/C | C/C |"
+        "| calls per second (mean) | C | Rust | Rust/C | C/C | Rust/C by round |"
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
-    let rows = [
-        (
-            format!("{PAIRS} pairs, 64 B calls"),
-            [c1, r1, c2, r2].map(|r| r.throughput.unwrap_or(0.0)),
-        ),
-        (
-            "one-way flood, 64 B".into(),
-            [c1, r1, c2, r2].map(|r| r.oneway.unwrap_or(0.0)),
-        ),
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---|");
+    let rows: [(String, Figure); 2] = [
+        (format!("{PAIRS} pairs, 64 B calls"), |r| {
+            r.throughput.unwrap_or(0.0)
+        }),
+        ("one-way flood, 64 B".into(), |r| r.oneway.unwrap_or(0.0)),
     ];
-    for (label, [c1, r1, c2, r2]) in rows {
+    for (label, figure) in rows {
+        let (rust_c, noise, by_round) = ratios(rounds, figure);
+        let mean = |d| sum(rounds, &runs_of(d), figure) / (2 * n) as f64;
         let _ = writeln!(
             out,
-            "| {label} | {c1:.0} | {r1:.0} | {c2:.0} | {r2:.0} | {:.2} | {:.2} |",
-            ratio(r1 + r2, c1 + c2),
-            ratio(c2, c1)
+            "| {label} | {:.0} | {:.0} | {rust_c:.2} | {noise:.2} | {by_round} |",
+            mean(Driver::C),
+            mean(Driver::Rust),
         );
     }
+    let _ = writeln!(out, "\nHost load average before and after: {load}.");
     out
 }
 
@@ -205,16 +253,19 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
         name: "load".into(),
         run: "insmod /lab/rust_binder.ko && ls /dev/binder /dev/rust-binder".into(),
     }];
-    for (name, device) in RUNS {
-        steps.push(Step {
-            name: name.into(),
-            run: script(device, opts.count),
-        });
+    for r in 0..opts.rounds as usize {
+        for (i, &driver) in ABBA.iter().enumerate() {
+            steps.push(Step {
+                name: bench::run_name(r, i),
+                run: script(device(driver), opts.count),
+            });
+        }
     }
     let (accel, why) = accel::choose(AccelChoice::Auto, &tc.vmlinuz, &tc.cache);
     // About 0.3 ms a call under TCG, with room to spare; bindertest stops
     // a benchmark that hangs after 300 s itself.
-    let secs = 420 + u64::from(opts.count) * 40 / 1000 * RUNS.len() as u64;
+    let runs = u64::from(opts.rounds) * ABBA.len() as u64;
+    let secs = 420 + u64::from(opts.count) * 40 / 1000 * runs;
     let guest = Guest {
         kernel: tc.boot_kernel.clone(),
         extra_cmdline: String::new(),
@@ -236,22 +287,28 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
         keep: false,
     };
     println!(
-        "bench-binder: {} calls per measurement; accelerator {accel}: {why}",
-        opts.count
+        "bench-binder: {} round(s), {} calls per measurement; accelerator {accel}: {why}",
+        opts.rounds, opts.count
     );
+    let load = bench::host_load();
     let outputs = bench::run_steps("bench-binder", &guest)?;
-    let mut runs = Vec::new();
-    for (i, output) in outputs.iter().enumerate().skip(1) {
-        runs.push((RUNS[i - 1].0, parse(output)?));
+    let load = format!("{load}, {}", bench::host_load());
+    let mut rounds = Vec::new();
+    for chunk in outputs[1..].chunks(ABBA.len()) {
+        let runs: Vec<RunResult> = chunk.iter().map(|o| parse(o)).collect::<Result<_>>()?;
+        rounds.push(
+            <Round>::try_from(runs)
+                .map_err(|_| anyhow::anyhow!("a round without its four runs"))?,
+        );
     }
-    let table = render(&runs, opts.count);
+    let table = render(&rounds, opts.count, &load);
     let out = opts
         .out
         .clone()
         .unwrap_or_else(|| root.join("book/src/generated/binder-bench.md"));
     bench::write_table(&out, &table)?;
     let mut summary = String::from("Rust/C p50 latency:");
-    for (size, r) in latency_ratios(&runs) {
+    for (size, r) in latency_ratios(&rounds) {
         let _ = write!(summary, " {size} B {r:.2};");
     }
     Ok(format!(
@@ -296,29 +353,33 @@ mod tests {
 
     #[test]
     fn table() {
-        let runs = vec![
-            ("c-1", parse(&fake(1.0)).unwrap()),
-            ("rust-1", parse(&fake(1.1)).unwrap()),
-            ("c-2", parse(&fake(1.0)).unwrap()),
-            ("rust-2", parse(&fake(1.1)).unwrap()),
+        let run = |scale| parse(&fake(scale)).unwrap();
+        let rounds = vec![
+            [run(1.0), run(1.1), run(1.1), run(1.0)],
+            [run(1.0), run(1.3), run(1.3), run(2.0)],
         ];
         expect![[r#"
-            Round trips (µs), 20 calls each, client and server on one CPU; min / p50 / p99 of each run, in the order they ran:
+            Round trips (µs), 20 calls each, client and server on one CPU of two, under TCG; 2 round(s) of C, Rust, Rust, C. C and Rust are the medians of their runs' min / p50 / p99; Rust/C compares the sums of the p50s, C/C the C runs after the Rust ones with those before (the noise); then each round's Rust/C.
 
-            | payload | C (1) | Rust (1) | C (2) | Rust (2) | Rust/C p50 | C/C p50 |
-            |---:|---:|---:|---:|---:|---:|---:|
-            | 0 B | 100.0 / 150.0 / 900.0 | 110.0 / 165.0 / 990.0 | 100.0 / 150.0 / 900.0 | 110.0 / 165.0 / 990.0 | 1.10 | 1.00 |
-            | 64 B | 101.0 / 151.5 / 909.0 | 111.0 / 166.5 / 999.0 | 101.0 / 151.5 / 909.0 | 111.0 / 166.5 / 999.0 | 1.10 | 1.00 |
-            | 1024 B | 102.0 / 153.0 / 918.0 | 112.0 / 168.0 / 1008.0 | 102.0 / 153.0 / 918.0 | 112.0 / 168.0 / 1008.0 | 1.10 | 1.00 |
-            | 4096 B | 103.0 / 154.5 / 927.0 | 113.0 / 169.5 / 1017.0 | 103.0 / 154.5 / 927.0 | 113.0 / 169.5 / 1017.0 | 1.10 | 1.00 |
-            | 16384 B | 104.0 / 156.0 / 936.0 | 114.0 / 171.0 / 1026.0 | 104.0 / 156.0 / 936.0 | 114.0 / 171.0 / 1026.0 | 1.10 | 1.00 |
+            | payload | C | Rust | Rust/C p50 | C/C p50 | Rust/C p50 by round |
+            |---:|---:|---:|---:|---:|---|
+            | 0 B | 100.0 / 150.0 / 900.0 | 120.0 / 180.0 / 1080.0 | 0.96 | 1.50 | 1.10, 0.87 |
+            | 64 B | 101.0 / 151.5 / 909.0 | 121.0 / 181.5 / 1089.0 | 0.96 | 1.50 | 1.10, 0.87 |
+            | 1024 B | 102.0 / 153.0 / 918.0 | 122.0 / 183.0 / 1098.0 | 0.96 | 1.49 | 1.10, 0.87 |
+            | 4096 B | 103.0 / 154.5 / 927.0 | 123.0 / 184.5 / 1107.0 | 0.96 | 1.49 | 1.10, 0.87 |
+            | 16384 B | 104.0 / 156.0 / 936.0 | 124.0 / 186.0 / 1116.0 | 0.96 | 1.48 | 1.10, 0.87 |
 
-            | calls per second | C (1) | Rust (1) | C (2) | Rust (2) | Rust/C | C/C |
-            |---|---:|---:|---:|---:|---:|---:|
-            | 4 pairs, 64 B calls | 2000 | 1818 | 2000 | 1818 | 0.91 | 1.00 |
-            | one-way flood, 64 B | 5000 | 4545 | 5000 | 4545 | 0.91 | 1.00 |
+            | calls per second (mean) | C | Rust | Rust/C | C/C | Rust/C by round |
+            |---|---:|---:|---:|---:|---|
+            | 4 pairs, 64 B calls | 1750 | 1678 | 0.96 | 0.75 | 0.91, 1.03 |
+            | one-way flood, 64 B | 4375 | 4196 | 0.96 | 0.75 | 0.91, 1.03 |
+
+            Host load average before and after: 0.10, 0.20.
         "#]]
-        .assert_eq(&render(&runs, 20));
-        assert!(render(&runs[..3], 20).contains("incomplete"));
+        .assert_eq(&render(&rounds, 20, "0.10, 0.20"));
+        let ratios = latency_ratios(&rounds);
+        assert_eq!(ratios.len(), PAYLOADS.len());
+        assert!((ratios[0].1 - 4.8 / 5.0).abs() < 1e-9, "{ratios:?}");
+        assert!(render(&[], 20, "").contains("(no runs)"));
     }
 }

@@ -41,21 +41,13 @@ pub const WORKLOADS: [(&str, &str); 3] = [
     ),
 ];
 
-/// One round, in the order its runs happen (ABBA): driver, disk.
+/// One round, in the order its runs happen ([`bench::ABBA`]): driver, disk.
 pub const ROUND: [(&str, &str); 4] = [
     ("nvme", "/dev/nvme0n1"),
     ("rnvme", "/dev/rnvme0n1"),
     ("rnvme", "/dev/rnvme0n1"),
     ("nvme", "/dev/nvme0n1"),
 ];
-
-/// The name of run `i` (0-based, in [`ROUND`]) of round `r` (0-based):
-/// `c-1a`, `rust-1a`, `rust-1b`, `c-1b`.
-pub fn run_name(r: usize, i: usize) -> String {
-    let driver = if ROUND[i].0 == "nvme" { "c" } else { "rust" };
-    let half = if i == 0 || i == 1 { 'a' } else { 'b' };
-    format!("{driver}-{}{half}", r + 1)
-}
 
 /// The disk, MiB: small, QEMU's NVMe is slow under TCG.
 const DISK_MIB: u64 = 64;
@@ -224,15 +216,6 @@ pub fn render(rounds: &[Vec<Option<Vec<f64>>>], settings: &str, seconds: f64) ->
     out
 }
 
-/// The host's one-minute load average: under TCG the guest's CPUs are
-/// host threads, so other work on the host moves every figure.
-fn host_load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
-        .unwrap_or_else(|| "unknown".into())
-}
-
 /// Builds `drivers/nvme` for `tc`'s kernel.
 pub fn build(root: &Path, tc: &Toolchain) -> Result<PathBuf> {
     let dir = root.join("drivers").join("nvme");
@@ -257,7 +240,7 @@ fn guest(
     for r in 0..opts.rounds as usize {
         for (i, (driver, disk)) in ROUND.iter().enumerate() {
             steps.push(Step {
-                name: run_name(r, i),
+                name: bench::run_name(r, i),
                 run: run_script(driver, disk, opts.seconds),
             });
         }
@@ -317,12 +300,12 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
         "bench-nvme: {} round(s), {} s per measurement; accelerator {accel}: {why}",
         opts.rounds, opts.seconds
     );
-    let load = host_load();
+    let load = bench::host_load();
     let outputs = bench::run_steps("bench-nvme", &guest)?;
     let settings = format!(
         "{}host load average before and after: {load}, {}",
         outputs.first().cloned().unwrap_or_default(),
-        host_load()
+        bench::host_load()
     );
     let runs = (outputs.iter().skip(1))
         .map(|o| parse(o))
@@ -364,7 +347,7 @@ mod tests {
         assert_eq!(parse("skipped\n").unwrap(), None);
         assert!(parse("randread bs=4096 qd=1: 5 IOPS\n").is_err());
         assert_eq!(
-            (0..4).map(|i| run_name(1, i)).collect::<Vec<_>>(),
+            (0..4).map(|i| bench::run_name(1, i)).collect::<Vec<_>>(),
             ["c-2a", "rust-2a", "rust-2b", "c-2b"]
         );
         let f = |scale| parse(&fake(scale)).unwrap();
