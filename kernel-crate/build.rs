@@ -143,6 +143,8 @@ fn main() {
         .opaque_type("page")
         .allowlist_type("vm_area_struct")
         .allowlist_function("vm_insert_page")
+        .opaque_type("vm_fault")
+        .allowlist_type("vm_operations_struct")
         .opaque_type("mm_struct")
         .allowlist_type("mm_struct")
         .allowlist_function("mmput")

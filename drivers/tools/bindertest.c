@@ -1841,6 +1841,37 @@ static void cd_manager(void *arg)
 	pthread_join(watcher, NULL);
 }
 
+/* A process that has unmapped its buffer area is gone for binder (C's "no
+ * vma"): a call to it fails with BR_DEAD_REPLY. A page of a mapping that no
+ * buffer has used is not there: reading it raises SIGBUS. */
+static struct chan um_done;
+
+static void um_manager(void *arg)
+{
+	struct bp p;
+
+	bopen(&p, MAP_SIZE);
+	manager_or_die(&p, NULL);
+	say("munmap of the buffer area: %s", res(munmap(p.map, p.size)));
+	post(arg);
+	await(&um_done);
+}
+
+static void um_client(void *arg)
+{
+	struct bp p;
+	volatile char *last;
+
+	(void)arg;
+	bopen(&p, MAP_SIZE);
+	say("call to the manager, which has unmapped its buffer area:");
+	call(&p, 0, 1, "anyone?", 8, NULL, 0, 0);
+	post(&um_done);
+	say("read of the last page of this process's mapping, which no buffer used:");
+	last = p.map + p.size - 1;
+	say("read %d", *last);
+}
+
 /* ------------------------------------------------------------------ */
 
 /* The shape most scenarios have, which run() plays: the channels made
@@ -1894,6 +1925,7 @@ static const struct scenario scenarios[] = {
 	{ "poll", NULL, { { &poll_sent }, poll_manager, { { "client", poll_client } } }, 10 },
 	{ "caller-dies", NULL,
 	  { { &cd_called, &cd_dead }, cd_manager, { { "client", cd_client } }, &cd_called }, 10 },
+	{ "unmapped", NULL, { { &um_done }, um_manager, { { "client", um_client } } }, 10 },
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))

@@ -192,6 +192,11 @@ void rust_helper_vma_set_private_data(struct vm_area_struct *vma, void *data)
 	vma->vm_private_data = data;
 }
 
+void rust_helper_vma_set_ops(struct vm_area_struct *vma, const struct vm_operations_struct *ops)
+{
+	vma->vm_ops = ops;
+}
+
 void rust_helper_mmgrab(struct mm_struct *mm)
 {
 	mmgrab(mm);

@@ -66,6 +66,7 @@ void rust_helper_vma_set_flags(struct vm_area_struct *vma, unsigned long flags);
 struct mm_struct *rust_helper_vma_mm(struct vm_area_struct *vma);
 void *rust_helper_vma_private_data(struct vm_area_struct *vma);
 void rust_helper_vma_set_private_data(struct vm_area_struct *vma, void *data);
+void rust_helper_vma_set_ops(struct vm_area_struct *vma, const struct vm_operations_struct *ops);
 void rust_helper_mmgrab(struct mm_struct *mm);
 void rust_helper_mmdrop(struct mm_struct *mm);
 bool rust_helper_mmget_not_zero(struct mm_struct *mm);

@@ -80,6 +80,7 @@ const unsigned long RUST_CONST_HELPER_VM_WRITE = VM_WRITE;
 const unsigned long RUST_CONST_HELPER_VM_MAYWRITE = VM_MAYWRITE;
 const unsigned long RUST_CONST_HELPER_VM_DONTCOPY = VM_DONTCOPY;
 const unsigned long RUST_CONST_HELPER_VM_MIXEDMAP = VM_MIXEDMAP;
+const vm_fault_t RUST_CONST_HELPER_VM_FAULT_SIGBUS = VM_FAULT_SIGBUS;
 const int RUST_CONST_HELPER_O_CLOEXEC = O_CLOEXEC;
 
 /* PCI, MMIO, DMA, interrupts (pci.rs, io.rs, dma.rs, irq.rs). */

@@ -34,6 +34,20 @@ pub mod flags {
     pub const MIXEDMAP: usize = bindings::RUST_CONST_HELPER_VM_MIXEDMAP as usize;
 }
 
+/// The `vm_ops` of [`Vma::set_inserted_pages_only`]: only `fault`.
+static INSERTED_PAGES_ONLY: bindings::vm_operations_struct = bindings::vm_operations_struct {
+    fault: Some(fault_sigbus),
+    // SAFETY: all zeroes is a valid `vm_operations_struct`: every other
+    // callback absent (`None`).
+    ..unsafe { core::mem::zeroed() }
+};
+
+/// The fault handler of [`INSERTED_PAGES_ONLY`]: a page the driver did
+/// not insert is not there.
+unsafe extern "C" fn fault_sigbus(_vmf: *mut bindings::vm_fault) -> bindings::vm_fault_t {
+    bindings::RUST_CONST_HELPER_VM_FAULT_SIGBUS
+}
+
 // ANCHOR: vma
 /// A virtual memory area: one `mmap(2)` of a file.
 ///
@@ -106,13 +120,14 @@ impl Vma {
         unsafe { bindings::rust_helper_vma_private_data(self.as_raw()) as usize }
     }
 
-    /// Stores `value` in the area's private word. With no `vm_ops` of the
-    /// driver's, the kernel never reads it: the driver uses it to know
-    /// the area again ([`Vma::private`]).
+    /// Stores `value` in the area's private word. The kernel never reads
+    /// it (the only `vm_ops` this crate installs,
+    /// [`Vma::set_inserted_pages_only`]'s, do not): the driver uses it to
+    /// know the area again ([`Vma::private`]).
     pub fn set_private(&mut self, value: usize) {
         // SAFETY: the area is valid and its `mmap_lock` is held for
-        // writing (see `from_raw`); an area without `vm_ops` has no other
-        // user of `vm_private_data`.
+        // writing (see `from_raw`); the area's `vm_ops` are none or this
+        // crate's, which do not use `vm_private_data`.
         unsafe {
             bindings::rust_helper_vma_set_private_data(
                 self.as_raw(),
@@ -120,6 +135,22 @@ impl Vma {
             )
         };
     }
+
+    // ANCHOR: inserted_pages_only
+    /// Makes the area's pages the driver's alone, as C Binder's
+    /// `binder_vm_ops` do: touching a page the driver has not inserted
+    /// ([`Vma::insert_page`]) raises `SIGBUS`. An area left without
+    /// `vm_ops` is taken for anonymous memory: a read there would map the
+    /// zero page, and the driver's later insertion at that address would
+    /// fail with `EBUSY`.
+    pub fn set_inserted_pages_only(&mut self) {
+        // SAFETY: the area is valid and its `mmap_lock` is held for
+        // writing (see `from_raw`), so its `vm_ops` are ours to set. The
+        // table is a static of this module, which outlives the area: the
+        // area holds its file, and the file's operations hold the module.
+        unsafe { bindings::rust_helper_vma_set_ops(self.as_raw(), &INSERTED_PAGES_ONLY) };
+    }
+    // ANCHOR_END: inserted_pages_only
 
     /// Sets `set` and clears `clear` in the area's flags (in 6.1 an `mmap`
     /// handler writes `vm_flags` directly, under the `mmap_lock`).

@@ -419,6 +419,7 @@ impl Process {
             return Err(EPERM);
         }
         vma.update_flags(vm::DONTCOPY | vm::MIXEDMAP, vm::MAYWRITE);
+        vma.set_inserted_pages_only();
         let mut inner = this.inner.lock();
         if inner.mapped {
             return Err(EBUSY);

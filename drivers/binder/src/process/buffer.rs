@@ -59,9 +59,9 @@ impl Pages {
     // ANCHOR: populate
     /// Allocates the missing pages under the `len` bytes at `offset` and
     /// maps them into the process (C's `binder_update_page_range`).
-    /// `ESRCH` if the process has exited (its memory is gone), or has
-    /// unmapped the area and a page is missing: C's "no vma", which the
-    /// sender reads as `BR_DEAD_REPLY`. Call it with no lock held: it
+    /// `ESRCH` if the process has exited (its memory is gone) or has
+    /// unmapped the area: C's "no vma", which the sender reads as
+    /// `BR_DEAD_REPLY`. Call it with no lock held: it
     /// takes the process's `mmap_lock`, under which `mmap` takes the
     /// process's lock.
     pub(crate) fn populate(&self, offset: usize, len: usize) -> Result {
@@ -69,15 +69,14 @@ impl Pages {
         let end = offset.checked_add(len).ok_or(EINVAL)?.div_ceil(PAGE_SIZE);
         let user = self.mm.get_user().ok_or(ESRCH)?;
         let _fill = self.fill.lock();
-        let missing = |i: usize| self.slots.lock().get(i).is_some_and(|p| p.is_none());
-        if !(first..end).any(missing) {
-            return Ok(());
-        }
+        // Looked up even when every page is there: a process that has
+        // unmapped the area takes no more buffers, as in C.
         let mmap = user.mmap_read_lock();
         let vma = mmap
             .vma_lookup(self.start)
             .filter(|v| v.start() == self.start && v.private() == self.mark)
             .ok_or(ESRCH)?;
+        let missing = |i: usize| self.slots.lock().get(i).is_some_and(|p| p.is_none());
         for i in (first..end).filter(|&i| missing(i)) {
             let page = Arc::new(Page::alloc(GFP_KERNEL | __GFP_ZERO)?, GFP_KERNEL)?;
             vma.insert_page(self.start + i * PAGE_SIZE, &page)?;
