@@ -1872,6 +1872,59 @@ static void um_client(void *arg)
 	say("read %d", *last);
 }
 
+/* close() of any descriptor of the device, here a dup, is C's binder_flush:
+ * every thread of the process returns from the read it waits in (or is
+ * about to), with only BR_NOOP. The reader is known to the driver before
+ * the close (its BC_ENTER_LOOPER), so the close finds it whether or not
+ * it is asleep yet; it prints nothing itself, so the order never shows. */
+struct flush_read {
+	struct bp *p;
+	struct chan entered;
+	int ret;
+	unsigned long long consumed;
+	uint32_t first;
+};
+
+static void *flush_reader(void *arg)
+{
+	struct flush_read *r = arg;
+	uint32_t buf[16] = { 0 };
+	uint32_t enter = BC_ENTER_LOOPER;
+	struct binder_write_read bwr = { 0 };
+
+	bwr.write_buffer = (uintptr_t)&enter;
+	bwr.write_size = sizeof(enter);
+	if (ioctl(r->p->fd, BINDER_WRITE_READ, &bwr) < 0)
+		r->ret = -errno;
+	post(&r->entered);
+	if (r->ret)
+		return NULL;
+	memset(&bwr, 0, sizeof(bwr));
+	bwr.read_buffer = (uintptr_t)buf;
+	bwr.read_size = sizeof(buf);
+	r->ret = ioctl(r->p->fd, BINDER_WRITE_READ, &bwr) < 0 ? -errno : 0;
+	r->consumed = bwr.read_consumed;
+	r->first = buf[0];
+	return NULL;
+}
+
+static void s_flush(void)
+{
+	struct bp p;
+	struct flush_read r = { .p = &p };
+	pthread_t t;
+
+	bopen(&p, MAP_SIZE);
+	chan_init(&r.entered);
+	pthread_create(&t, NULL, flush_reader, &r);
+	await(&r.entered);
+	usleep(100000);
+	say("close of a dup of the descriptor while a thread reads: %s", res(close(dup(p.fd))));
+	pthread_join(t, NULL);
+	say("the reader's read: %s, %llu bytes, first %s", r.ret ? errname(-r.ret) : "ok",
+	    r.consumed, r.consumed >= 4 ? brname(r.first) : "-");
+}
+
 /* ------------------------------------------------------------------ */
 
 /* The shape most scenarios have, which run() plays: the channels made
@@ -1926,6 +1979,7 @@ static const struct scenario scenarios[] = {
 	{ "caller-dies", NULL,
 	  { { &cd_called, &cd_dead }, cd_manager, { { "client", cd_client } }, &cd_called }, 10 },
 	{ "unmapped", NULL, { { &um_done }, um_manager, { { "client", um_client } } }, 10 },
+	{ "flush", s_flush, {}, 10 },
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
