@@ -13,10 +13,11 @@
 use kernel::cred::{current_euid, current_pid, current_tgid, Credential};
 use kernel::fd::{FdReservation, FileRef};
 use kernel::file::{File, IoctlCommand, PollTable, POLLIN};
+use kernel::impl_list_item;
+use kernel::list::{List, ListLinks};
 use kernel::mm::{flags as vm, Vma};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
-use kernel::queue::Queue;
 use kernel::sync::{Arc, CondVar, Mutex};
 use kernel::uapi::binder as uapi;
 use kernel::uapi::binder::{cmd::*, obj, tf};
@@ -81,12 +82,15 @@ struct NodeState {
     has_weak: bool,
     pending_strong: bool,
     pending_weak: bool,
-    /// The node's `Work::Node` is in a work list.
+    /// The node's `work` is in a work list.
     queued: bool,
+    /// The node's news for its owner (C's `node->work`), made with the
+    /// node so that queueing it never allocates.
+    work: Arc<WorkItem>,
     is_manager: bool,
     /// A one-way transaction to it is being handled; later ones wait here.
     has_async: bool,
-    async_todo: Queue<Arc<Transaction>>,
+    async_todo: List<WorkItem>,
 }
 
 /// A reference from a process to a node, by handle.
@@ -117,6 +121,8 @@ struct Death {
     delivered: bool,
     /// The reference still points at it.
     attached: bool,
+    /// Its `Work::Death(id)`, made with it (C's `death->work`).
+    work: Arc<WorkItem>,
 }
 
 /// An item of work for a thread to return from a read.
@@ -133,13 +139,36 @@ enum Work {
     Death(u64),
 }
 
+// ANCHOR: work_item
+/// An item of a work list: allocated before any lock is taken (or made
+/// with what it reports, as a node's and a death's are), so that queueing
+/// it never allocates. It is in at most one list at a time.
+struct WorkItem {
+    links: ListLinks<WorkItem>,
+    work: Work,
+}
+impl_list_item!(WorkItem, links);
+
+impl WorkItem {
+    fn new(work: Work) -> Result<Arc<WorkItem>, kernel::alloc::AllocError> {
+        Arc::new(
+            WorkItem {
+                links: ListLinks::new(),
+                work,
+            },
+            GFP_KERNEL,
+        )
+    }
+}
+// ANCHOR_END: work_item
+
 /// A thread of a process, known by the pid of the task.
 struct Thread {
     id: u64,
     pid: i32,
     looper: u32,
     need_return: bool,
-    todo: Queue<Work>,
+    todo: List<WorkItem>,
     /// A return error is queued: writes stop until it is read.
     return_error: bool,
     /// Work that wakes the thread is queued (C's `process_todo`): work
@@ -194,7 +223,7 @@ struct ProcessInner {
     dead: bool,
     next_id: u64,
     threads: KVec<Thread>,
-    todo: Queue<Work>,
+    todo: List<WorkItem>,
     nodes: KVec<NodeState>,
     refs: KVec<Ref>,
     deaths: KVec<Death>,
@@ -208,6 +237,9 @@ struct ProcessInner {
 
 /// Node ids are global, for identity only.
 static NEXT_NODE_ID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
+/// Death notification ids too: one is drawn before the process lock is
+/// taken, with the notification's work item.
+static NEXT_DEATH_ID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
 
 impl ProcessInner {
     fn thread(&mut self, id: u64) -> Option<&mut Thread> {
@@ -230,42 +262,30 @@ impl ProcessInner {
         Some(r)
     }
 
-    /// Takes the node's work out of whichever list holds it.
-    fn dequeue_node_work(&mut self, node: &Node) {
-        let is_it = |w: &Work| matches!(w, Work::Node(n) if n.id == node.id);
-        if let Some(i) = self.todo.iter().position(is_it) {
-            self.todo.remove(i);
+    /// Takes `w` (a node's or a death's work) out of whichever list of
+    /// this process holds it, if one does.
+    fn dequeue(&mut self, w: &WorkItem) {
+        if self.todo.remove(w).is_some() {
+            return;
         }
         for t in self.threads.iter_mut() {
-            if let Some(i) = t.todo.iter().position(is_it) {
-                t.todo.remove(i);
+            if t.todo.remove(w).is_some() {
+                return;
             }
         }
     }
 
-    fn dequeue_death(&mut self, id: u64) {
-        let is_it = |w: &Work| matches!(w, Work::Death(d) if *d == id);
-        if let Some(i) = self.todo.iter().position(is_it) {
-            self.todo.remove(i);
-        }
-        for t in self.threads.iter_mut() {
-            if let Some(i) = t.todo.iter().position(is_it) {
-                t.todo.remove(i);
-            }
-        }
-    }
-
-    /// Queues death work to the thread if it is a looper, else to the
-    /// process.
-    fn queue_death(&mut self, thread: Option<u64>, id: u64) -> Result {
+    /// Queues a death's work to the thread if it is a looper, else to the
+    /// process. The death's `queued` was false: its work is in no list.
+    fn queue_death(&mut self, thread: Option<u64>, w: Arc<WorkItem>) -> Result {
         if let Some(t) = thread.and_then(|tid| self.thread(tid)) {
             if t.looper & (LOOPER_REGISTERED | LOOPER_ENTERED) != 0 {
-                t.todo.push(Work::Death(id), GFP_KERNEL)?;
+                t.todo.push_back(w).map_err(|_| EINVAL)?;
                 t.process_todo = true;
                 return Ok(());
             }
         }
-        Ok(self.todo.push(Work::Death(id), GFP_KERNEL)?)
+        self.todo.push_back(w).map_err(|_| EINVAL)
     }
 }
 
@@ -306,9 +326,11 @@ fn inc_node(
     }
     if queue {
         st.queued = true;
-        inner.dequeue_node_work(node);
+        let work = st.work.clone();
+        inner.dequeue(&work);
         if let Some(t) = thread.and_then(|tid| inner.thread(tid)) {
-            t.todo.push(Work::Node(node.clone()), GFP_KERNEL)?;
+            // Just taken out of any list: it joins this one.
+            t.todo.push_back(work).map_err(|_| EINVAL)?;
         }
     }
     Ok(())
@@ -344,15 +366,15 @@ fn dec_node(inner: &mut ProcessInner, node: &Node, strong: bool, internal: bool)
     if !dead && (st.has_strong || st.has_weak) {
         if !st.queued {
             st.queued = true;
-            let w = Work::Node(st.node.clone());
-            if inner.todo.push(w, GFP_KERNEL).is_err() {
+            let w = st.work.clone();
+            if inner.todo.push_back(w).is_err() {
                 inner.nodes[i].queued = false;
             }
             return true;
         }
     } else if st.holders.is_empty() && st.local_strong == 0 && st.local_weak == 0 {
-        let node = st.node.clone();
-        inner.dequeue_node_work(&node);
+        let w = st.work.clone();
+        inner.dequeue(&w);
         inner.nodes.remove(i);
     }
     false
@@ -369,7 +391,7 @@ impl Process {
                     dead: false,
                     next_id: 1,
                     threads: KVec::new(),
-                    todo: Queue::new(),
+                    todo: List::new(),
                     nodes: KVec::new(),
                     refs: KVec::new(),
                     deaths: KVec::new(),
@@ -400,7 +422,7 @@ impl Process {
                 pid,
                 looper: 0,
                 need_return: true,
-                todo: Queue::new(),
+                todo: List::new(),
                 return_error: false,
                 process_todo: false,
                 stack: None,
@@ -558,6 +580,7 @@ impl Process {
             },
             GFP_KERNEL,
         )?;
+        let work = WorkItem::new(Work::Node(node.clone()))?;
         inner.nodes.push(
             NodeState {
                 node: node.clone(),
@@ -570,9 +593,10 @@ impl Process {
                 pending_strong: false,
                 pending_weak: false,
                 queued: false,
+                work,
                 is_manager: false,
                 has_async: false,
-                async_todo: Queue::new(),
+                async_todo: List::new(),
             },
             GFP_KERNEL,
         )?;
@@ -730,11 +754,11 @@ impl Process {
                 {
                     let d = &mut inner.deaths[i];
                     d.delivered = false;
-                    let id = d.id;
                     if d.kind == DeathKind::DeadAndClear {
                         d.kind = DeathKind::Clear;
                         d.queued = true;
-                        inner.queue_death(Some(tid), id)?;
+                        let w = d.work.clone();
+                        inner.queue_death(Some(tid), w)?;
                         drop(inner);
                         this.work.notify_all();
                     } else if !d.attached {
@@ -929,7 +953,9 @@ impl Process {
     /// A reference with a death notification goes away: the notification
     /// is dropped with it, unless it was delivered and awaits its done.
     fn detach_death(inner: &mut ProcessInner, id: u64) {
-        inner.dequeue_death(id);
+        if let Some(w) = inner.death(id).map(|d| d.work.clone()) {
+            inner.dequeue(&w);
+        }
         if let Some(i) = inner.deaths.iter().position(|d| d.id == id) {
             if inner.deaths[i].delivered {
                 inner.deaths[i].attached = false;
@@ -973,18 +999,23 @@ impl Process {
         cookie: u64,
         request: bool,
     ) -> Result {
+        // A request's notification work, made before the lock is taken.
+        let new = if request {
+            let id = NEXT_DEATH_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+            Some((id, WorkItem::new(Work::Death(id))?))
+        } else {
+            None
+        };
         let mut inner = this.inner.lock();
-        let id = inner.next_id;
         let Some(r) = inner.ref_by_handle(handle, false) else {
             return Ok(());
         };
         let node = r.node.clone();
-        if request {
+        if let Some((id, work)) = new {
             if r.death.is_some() {
                 return Ok(());
             }
             r.death = Some(id);
-            inner.next_id += 1;
             let death = Death {
                 id,
                 cookie,
@@ -992,6 +1023,7 @@ impl Process {
                 queued: false,
                 delivered: false,
                 attached: true,
+                work,
             };
             if let Err(e) = inner.deaths.push(death, GFP_KERNEL) {
                 if let Some(r) = inner.ref_by_handle(handle, false) {
@@ -1006,7 +1038,9 @@ impl Process {
                 let mut inner = this.inner.lock();
                 if let Some(d) = inner.death(id) {
                     d.queued = true;
-                    inner.todo.push(Work::Death(id), GFP_KERNEL)?;
+                    let w = d.work.clone();
+                    // Refused only if the owner's release queued it meanwhile.
+                    let _ = inner.todo.push_back(w);
                 }
                 drop(inner);
                 this.work.notify_all();
@@ -1029,7 +1063,8 @@ impl Process {
             if !d.queued && !d.delivered {
                 d.kind = DeathKind::Clear;
                 d.queued = true;
-                inner.queue_death(Some(tid), did)?;
+                let w = d.work.clone();
+                inner.queue_death(Some(tid), w)?;
                 drop(inner);
                 this.work.notify_all();
             } else {
@@ -1063,7 +1098,8 @@ impl Process {
                 data_size: ds,
                 offsets_size: os,
             });
-            // The next one-way transaction to the node may go now.
+            // The next one-way transaction to the node may go now: its
+            // work item moves to the process's list.
             let mut next_async = None;
             if is_async {
                 if let Some(node) = &node {
@@ -1076,18 +1112,10 @@ impl Process {
                     }
                 }
             }
-            if let Some(t) = &next_async {
-                if inner
-                    .todo
-                    .push(Work::Transaction(t.clone()), GFP_KERNEL)
-                    .is_err()
-                {
-                    next_async = None;
-                }
-            }
+            let next_async = next_async.is_some_and(|w| inner.todo.push_back(w).is_ok());
             (offset, objects, node, next_async)
         };
-        if next_async.is_some() {
+        if next_async {
             this.work.notify_all();
         }
         if let Some(buf) = &objects {

@@ -1,8 +1,15 @@
-//! [`Arc`]: a reference-counted pointer over `refcount_t`.
+//! [`Arc`]: a reference-counted pointer over `refcount_t`, and
+//! [`ArcBorrow`], its borrowed form.
 //!
 //! C header: [`include/linux/refcount.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/refcount.h)
+//!
+//! An `Arc` can become a raw pointer and back ([`Arc::into_raw`],
+//! [`Arc::from_raw`]): the pointer carries the count with it, as a C
+//! pointer stored in a structure does. Intrusive lists ([`crate::list`])
+//! keep their items that way.
 
 use core::marker::PhantomData;
+use core::mem::{offset_of, ManuallyDrop};
 use core::ops::Deref;
 use core::ptr::{self, NonNull};
 
@@ -81,6 +88,58 @@ impl<T> Arc<T> {
     pub fn ptr_eq(a: &Self, b: &Self) -> bool {
         a.ptr == b.ptr
     }
+
+    // ANCHOR: raw
+    /// Gives up this `Arc` for a pointer to its value, which keeps the
+    /// count: the value lives at least until [`Arc::from_raw`] takes the
+    /// pointer back.
+    pub fn into_raw(this: Self) -> *const T {
+        let this = ManuallyDrop::new(this);
+        // SAFETY: the block is live (type invariant); nothing is read.
+        unsafe { ptr::addr_of!((*this.ptr.as_ptr()).data) }
+    }
+
+    /// Takes back an `Arc` given up by [`Arc::into_raw`].
+    ///
+    /// # Safety
+    ///
+    /// `ptr` came from [`Arc::into_raw`] on an `Arc<T>`, and the count
+    /// that call kept has not been taken back already: each `into_raw` is
+    /// matched by at most one `from_raw`.
+    pub unsafe fn from_raw(ptr: *const T) -> Self {
+        // INVARIANT: the caller passes the value of a live `ArcInner<T>`
+        // whose count includes the one `into_raw` kept, now this `Arc`'s.
+        Arc {
+            // SAFETY: the caller passes a pointer from `into_raw`.
+            ptr: unsafe { Self::inner_of(ptr) },
+            _owns: PhantomData,
+        }
+    }
+
+    /// A borrowed form of this `Arc`, for as long as it lives.
+    pub fn as_arc_borrow(&self) -> ArcBorrow<'_, T> {
+        // INVARIANT: `self` keeps the block alive while the borrow lasts.
+        ArcBorrow {
+            inner: self.ptr,
+            _borrow: PhantomData,
+        }
+    }
+    // ANCHOR_END: raw
+
+    /// The block whose value `ptr` points at.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` came from [`Arc::into_raw`].
+    unsafe fn inner_of(ptr: *const T) -> NonNull<ArcInner<T>> {
+        let inner = ptr
+            .cast::<u8>()
+            .wrapping_sub(offset_of!(ArcInner<T>, data))
+            .cast::<ArcInner<T>>();
+        // SAFETY: the caller passes the value of an `ArcInner<T>`, whose
+        // address (a `KBox`'s) is not null.
+        unsafe { NonNull::new_unchecked(inner.cast_mut()) }
+    }
 }
 
 impl<T> Clone for Arc<T> {
@@ -114,5 +173,92 @@ impl<T> Drop for Arc<T> {
             // block came from a `KBox` and holds an initialised value.
             drop(unsafe { KBox::from_raw(self.ptr.as_ptr()) });
         }
+    }
+}
+
+/// An [`Arc`] borrowed for `'a`: it derefs to the value and clones into
+/// an `Arc`, like `&Arc<T>`, but is one pointer that can be made from a
+/// raw pointer ([`ArcBorrow::from_raw`]), the way an intrusive list
+/// hands out the items it keeps.
+///
+/// ```rust
+/// use kernel::sync::{Arc, ArcBorrow};
+///
+/// // A function that may keep what it is lent: it clones the borrow.
+/// fn keep(b: ArcBorrow<'_, u32>) -> Arc<u32> {
+///     b.into()
+/// }
+///
+/// let a = Arc::new(7u32, GFP_KERNEL)?;
+/// let b = a.as_arc_borrow();
+/// let c = keep(b);
+/// pr_info!("{} {} same: {}\n", *b, *c, Arc::ptr_eq(&a, &c));
+/// if *c != 7 || !Arc::ptr_eq(&a, &c) {
+///     return Err(EINVAL);
+/// }
+/// ```
+///
+// ANCHOR: arc_borrow
+/// # Invariants
+///
+/// `inner` points to a live `ArcInner<T>` whose count is held, for all
+/// of `'a`, by an `Arc` or a pointer from [`Arc::into_raw`] that this
+/// borrow does not own.
+pub struct ArcBorrow<'a, T> {
+    inner: NonNull<ArcInner<T>>,
+    _borrow: PhantomData<&'a ArcInner<T>>,
+}
+// ANCHOR_END: arc_borrow
+
+// SAFETY: an `ArcBorrow` gives `&T` and can make an `Arc<T>` in the thread
+// it is sent to, which is what `Arc<T>: Send` needs.
+unsafe impl<T: Send + Sync> Send for ArcBorrow<'_, T> {}
+// SAFETY: `&ArcBorrow` gives no more than an `ArcBorrow` does (it is
+// `Copy`), hence the same bounds as `Arc<T>: Sync`.
+unsafe impl<T: Send + Sync> Sync for ArcBorrow<'_, T> {}
+
+impl<T> ArcBorrow<'_, T> {
+    /// A borrow of the `Arc` that `ptr` stands for.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` came from [`Arc::into_raw`], and the count that call kept is
+    /// not taken back ([`Arc::from_raw`]) while the borrow lives.
+    pub unsafe fn from_raw(ptr: *const T) -> Self {
+        // INVARIANT: the caller's count keeps the block alive for `'a`.
+        ArcBorrow {
+            // SAFETY: the caller passes a pointer from `into_raw`.
+            inner: unsafe { Arc::inner_of(ptr) },
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl<T> Clone for ArcBorrow<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for ArcBorrow<'_, T> {}
+
+impl<T> Deref for ArcBorrow<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the block is live for `'a` (type invariant) and only
+        // shared.
+        unsafe { &self.inner.as_ref().data }
+    }
+}
+
+impl<T> From<ArcBorrow<'_, T>> for Arc<T> {
+    fn from(b: ArcBorrow<'_, T>) -> Self {
+        // INVARIANT: a temporary `Arc` on the borrowed count, never
+        // dropped; its clone takes a count of its own.
+        let borrowed = ManuallyDrop::new(Arc {
+            ptr: b.inner,
+            _owns: PhantomData,
+        });
+        Arc::clone(&borrowed)
     }
 }

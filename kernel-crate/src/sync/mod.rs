@@ -8,7 +8,8 @@
 //!   for code that must not sleep; [`SpinLockIrq`] also disables interrupts
 //!   on this CPU while held.
 //! - [`CondVar`] over a wait queue ([`include/linux/wait.h`]).
-//! - [`Arc`] over `refcount_t` ([`include/linux/refcount.h`]).
+//! - [`Arc`] over `refcount_t` ([`include/linux/refcount.h`]), and
+//!   [`ArcBorrow`], an `Arc` borrowed (from an `Arc` or a raw pointer).
 //! - [`LockedBy`]: data guarded by a lock that is not its own.
 //! - [`WaitQueue`] and [`WaitEntry`]: the pieces a condition variable is
 //!   made of, for building one.
@@ -37,7 +38,7 @@ pub mod lock;
 mod locked_by;
 mod wait;
 
-pub use arc::Arc;
+pub use arc::{Arc, ArcBorrow};
 pub use condvar::CondVar;
 pub use lock::mutex::{Mutex, MutexGuard};
 pub use lock::spinlock::{SpinLock, SpinLockGuard, SpinLockIrq, SpinLockIrqGuard};

@@ -104,9 +104,9 @@ impl Process {
                     break 'retry;
                 };
                 let mut out = Out::new();
-                match w {
+                match &w.work {
                     Work::Complete => out.u32(BR_TRANSACTION_COMPLETE),
-                    Work::Error { cmd, return_error } => {
+                    &Work::Error { cmd, return_error } => {
                         if return_error {
                             if let Some(t) = inner.thread(tid) {
                                 t.return_error = false;
@@ -115,9 +115,9 @@ impl Process {
                         out.u32(cmd);
                     }
                     Work::Node(node) => {
-                        Process::node_work(&mut inner, &node, &mut out);
+                        Process::node_work(&mut inner, node, &mut out);
                     }
-                    Work::Death(id) => {
+                    &Work::Death(id) => {
                         let Some(d) = inner.death(id) else {
                             continue;
                         };
@@ -146,7 +146,7 @@ impl Process {
                     }
                     Work::Transaction(t) => {
                         drop(inner);
-                        Process::deliver_to_user(this, tid, t, &mut ptr)?;
+                        Process::deliver_to_user(this, tid, t.clone(), &mut ptr)?;
                         break 'retry;
                     }
                 }

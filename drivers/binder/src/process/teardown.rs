@@ -53,11 +53,11 @@ impl Process {
     }
 
     /// Work that will never be read: calls waiting in it fail.
-    fn release_work(todo: &mut Queue<Work>) {
-        while let Some(w) = todo.pop() {
-            if let Work::Transaction(t) = w {
+    fn release_work(todo: &mut List<WorkItem>) {
+        while let Some(w) = todo.pop_back() {
+            if let Work::Transaction(t) = &w.work {
                 if t.target_node.is_some() && !t.is_oneway() {
-                    super::transaction::send_failed_reply(t, BR_DEAD_REPLY);
+                    super::transaction::send_failed_reply(t.clone(), BR_DEAD_REPLY);
                 }
             }
         }
@@ -102,21 +102,20 @@ impl Process {
                     .find(|r| r.node.id == st.node.id)
                     .and_then(|r| r.death);
                 if let Some(id) = death {
-                    let queue = hi.death(id).is_some_and(|d| {
+                    let queue = hi.death(id).and_then(|d| {
                         let fire = !d.queued && !d.delivered;
                         if fire {
                             d.queued = true;
                         }
-                        fire
+                        fire.then(|| d.work.clone())
                     });
-                    if queue && hi.todo.push(Work::Death(id), GFP_KERNEL).is_ok() {
+                    if queue.is_some_and(|w| hi.todo.push_back(w).is_ok()) {
                         drop(hi);
                         holder.work.notify_all();
                     }
                 }
             }
-            let mut async_todo = core::mem::take(&mut st.async_todo);
-            while async_todo.pop().is_some() {}
+            while st.async_todo.pop_back().is_some() {}
         }
         // Every reference goes.
         let mut refs = refs;

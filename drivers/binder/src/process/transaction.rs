@@ -44,26 +44,18 @@ impl Process {
     /// failed, `BR_TRANSACTION_COMPLETE` while the error goes to whoever
     /// waits for the reply.
     fn fail(this: &Arc<Self>, tid: u64, cmd: u32, in_reply_to: Option<Arc<Transaction>>) -> Result {
+        let w = WorkItem::new(Work::Error {
+            cmd: if in_reply_to.is_some() {
+                BR_TRANSACTION_COMPLETE
+            } else {
+                cmd
+            },
+            return_error: true,
+        })?;
         {
             let mut inner = this.inner.lock();
             if let Some(t) = inner.thread(tid) {
-                if in_reply_to.is_some() {
-                    t.todo.push(
-                        Work::Error {
-                            cmd: BR_TRANSACTION_COMPLETE,
-                            return_error: true,
-                        },
-                        GFP_KERNEL,
-                    )?;
-                } else {
-                    t.todo.push(
-                        Work::Error {
-                            cmd,
-                            return_error: true,
-                        },
-                        GFP_KERNEL,
-                    )?;
-                }
+                t.todo.push_back(w).map_err(|_| EINVAL)?;
                 t.return_error = true;
                 t.process_todo = true;
             }
@@ -151,7 +143,8 @@ impl Process {
         let check = (|| {
             let mut inner = this.inner.lock();
             let t = inner.thread(tid).ok_or(BR_FAILED_REPLY)?;
-            if !oneway && matches!(t.todo.first(), Some(Work::Transaction(_))) {
+            let first = t.todo.front();
+            if !oneway && first.is_some_and(|w| matches!(w.work, Work::Transaction(_))) {
                 return Err(BR_FAILED_REPLY);
             }
             if !oneway {
@@ -318,27 +311,37 @@ impl Process {
                 Process::put_txn_node(node);
             }
         };
+        // Both work items before any lock: queueing them cannot fail.
+        let items = WorkItem::new(Work::Transaction(t.clone()))
+            .and_then(|w| Ok((w, WorkItem::new(Work::Complete)?)));
+        let Ok((work, complete)) = items else {
+            t.inner.lock().buffer = None;
+            undo();
+            return Err(Failed(BR_FAILED_REPLY));
+        };
         // A synchronous call goes on the sender's stack; its completion
         // waits in the sender's list.
         let t = if !reply && !oneway {
             let mut inner = this.inner.lock();
             let th = inner.thread(tid).ok_or(Failed(BR_FAILED_REPLY))?;
-            th.todo.push(Work::Complete, GFP_KERNEL)?;
+            th.todo
+                .push_back(complete.clone())
+                .map_err(|_| Failed(BR_FAILED_REPLY))?;
             th.stack = Some(t.clone());
             t
         } else {
             let mut inner = this.inner.lock();
             let th = inner.thread(tid).ok_or(Failed(BR_FAILED_REPLY))?;
-            th.todo.push(Work::Complete, GFP_KERNEL)?;
+            th.todo
+                .push_back(complete.clone())
+                .map_err(|_| Failed(BR_FAILED_REPLY))?;
             th.process_todo = true;
             t
         };
         let pop_complete = |me: &Arc<Process>| {
             let mut inner = me.inner.lock();
             if let Some(th) = inner.thread(tid) {
-                if let Some(i) = th.todo.iter().rposition(|w| matches!(w, Work::Complete)) {
-                    th.todo.remove(i);
-                }
+                th.todo.remove(&complete);
             }
         };
         let queued = {
@@ -356,24 +359,19 @@ impl Process {
                             }
                         }
                         th.process_todo = true;
-                        th.todo
-                            .push(Work::Transaction(t.clone()), GFP_KERNEL)
-                            .map_err(|_| BR_FAILED_REPLY)
+                        th.todo.push_back(work).map_err(|_| BR_FAILED_REPLY)
                     }
                 }
             } else if oneway {
                 let node = target.node.clone();
                 match node.as_ref().and_then(|n| ti.node_state(n)) {
                     None => Err(BR_DEAD_REPLY),
-                    Some(st) if st.has_async => st
-                        .async_todo
-                        .push(t.clone(), GFP_KERNEL)
-                        .map_err(|_| BR_FAILED_REPLY),
+                    Some(st) if st.has_async => {
+                        st.async_todo.push_back(work).map_err(|_| BR_FAILED_REPLY)
+                    }
                     Some(st) => {
                         st.has_async = true;
-                        ti.todo
-                            .push(Work::Transaction(t.clone()), GFP_KERNEL)
-                            .map_err(|_| BR_FAILED_REPLY)
+                        ti.todo.push_back(work).map_err(|_| BR_FAILED_REPLY)
                     }
                 }
             } else {
@@ -381,16 +379,11 @@ impl Process {
                     Some(id) => match ti.thread(id) {
                         Some(th) => {
                             th.process_todo = true;
-                            th.todo
-                                .push(Work::Transaction(t.clone()), GFP_KERNEL)
-                                .map_err(|_| BR_FAILED_REPLY)
+                            th.todo.push_back(work).map_err(|_| BR_FAILED_REPLY)
                         }
                         None => Err(BR_DEAD_REPLY),
                     },
-                    None => ti
-                        .todo
-                        .push(Work::Transaction(t.clone()), GFP_KERNEL)
-                        .map_err(|_| BR_FAILED_REPLY),
+                    None => ti.todo.push_back(work).map_err(|_| BR_FAILED_REPLY),
                 }
             }
         };
@@ -527,6 +520,13 @@ impl Process {
 /// it is gone, the one waiting further down the chain.
 pub(super) fn send_failed_reply(t: Arc<Transaction>, cmd: u32) {
     let mut t = t;
+    // Made before any lock; without memory for it, the waiting thread is
+    // not told.
+    let mut w = WorkItem::new(Work::Error {
+        cmd,
+        return_error: false,
+    })
+    .ok();
     loop {
         t.inner.lock().buffer = None;
         let from = t.inner.lock().from.clone();
@@ -537,13 +537,10 @@ pub(super) fn send_failed_reply(t: Arc<Transaction>, cmd: u32) {
                     th.stack = t.from_parent.clone();
                 }
                 th.process_todo = true;
-                let _ = th.todo.push(
-                    Work::Error {
-                        cmd,
-                        return_error: false,
-                    },
-                    GFP_KERNEL,
-                );
+                if let Some(w) = w.take() {
+                    // A new item: it joins the list.
+                    let _ = th.todo.push_back(w);
+                }
                 drop(pi);
                 proc.work.notify_all();
                 return;
