@@ -82,7 +82,7 @@ fn main() {
         .allowlist_function("krealloc")
         .allowlist_function("kfree")
         .allowlist_var("RUST_CONST_HELPER_.*")
-        // Synchronisation and kernel threads (src/sync, src/task.rs).
+        // Synchronisation and kernel threads (src/sync, task.rs, kthread.rs).
         .opaque_type("mutex")
         .opaque_type("spinlock")
         .opaque_type("wait_queue_head")
@@ -151,6 +151,10 @@ fn main() {
         // Credentials (src/cred.rs); the LSM hooks are helpers (security.rs).
         .opaque_type("cred")
         .allowlist_type("cred")
+        // Tasks and work items (src/task.rs, workqueue.rs).
+        .allowlist_function("get_task_cred")
+        .opaque_type("work_struct")
+        .allowlist_type("work_struct")
         .allowlist_function("__free_pages")
         .allowlist_function("fget")
         .allowlist_function("fput")

@@ -257,30 +257,8 @@ unsigned int rust_helper_cred_euid(const struct cred *cred)
 	return from_kuid(current_user_ns(), cred->euid);
 }
 
-unsigned int rust_helper_file_euid(struct file *file)
-{
-	return from_kuid(current_user_ns(), file->f_cred->euid);
-}
-
-int rust_helper_current_tgid(void)
-{
-	return task_tgid_vnr(current);
-}
-
-int rust_helper_current_pid(void)
-{
-	return task_pid_vnr(current);
-}
-
-unsigned int rust_helper_current_leader_euid(void)
-{
-	return from_kuid(current_user_ns(), task_euid(current->group_leader));
-}
-
-unsigned int rust_helper_current_euid(void)
-{
-	return from_kuid(current_user_ns(), current_euid());
-}
+/* Tasks and work items (task.rs, workqueue.rs): a file of their own. */
+#include "task.c"
 
 /* PCI, MMIO, DMA, interrupts, delays and ids: a file of their own. */
 #include "pci.c"

@@ -79,11 +79,23 @@ void rust_helper_kunmap_local(const void *addr);
 const struct cred *rust_helper_file_get_cred(struct file *file);
 void rust_helper_put_cred(const struct cred *cred);
 unsigned int rust_helper_cred_euid(const struct cred *cred);
-unsigned int rust_helper_file_euid(struct file *file);
-int rust_helper_current_tgid(void);
-int rust_helper_current_pid(void);
-unsigned int rust_helper_current_leader_euid(void);
-unsigned int rust_helper_current_euid(void);
+
+/* Tasks and work items (helpers/task.c; kernel-crate/src/task.rs,
+ * workqueue.rs). */
+#include <linux/workqueue.h>
+
+void rust_helper_get_task_struct(struct task_struct *t);
+void rust_helper_put_task_struct(struct task_struct *t);
+int rust_helper_task_pid(struct task_struct *t);
+int rust_helper_task_tgid(struct task_struct *t);
+int rust_helper_task_tgid_in_current_ns(struct task_struct *t);
+unsigned int rust_helper_task_euid(struct task_struct *t);
+struct task_struct *rust_helper_task_group_leader(struct task_struct *t);
+void rust_helper_init_work_with_key(struct work_struct *work, work_func_t func,
+				    const char *name,
+				    struct lock_class_key *key);
+bool rust_helper_schedule_work(struct work_struct *work);
+void rust_helper_flush_system_wq(void);
 
 /* PCI, MMIO, DMA, interrupts, delays, ids (helpers/pci.c; kernel-crate/src/
  * pci.rs, io.rs, dma.rs, irq.rs, delay.rs, ida.rs, device.rs). */

@@ -1,12 +1,11 @@
-//! Who is calling: the ids of the current task, and the credentials a file
-//! was opened with.
+//! Credentials (`struct cred`): those a file was opened with, and (through
+//! [`Task::cred`](crate::task::Task::cred)) a task's.
 //!
-//! C headers: [`include/linux/cred.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/cred.h),
-//! [`include/linux/pid.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/pid.h),
-//! [`include/linux/sched.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/sched.h).
+//! C header: [`include/linux/cred.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/cred.h).
 //!
-//! Ids are numbers as the caller's namespaces see them (`task_pid_vnr`,
-//! `from_kuid(current_user_ns(), ...)`).
+//! User ids are numbers as the current task's user namespace sees them
+//! (`from_kuid(current_user_ns(), ...)`). A task's own ids (pid, tgid,
+//! euid) are [`Task`](crate::task::Task)'s.
 
 use core::ptr::NonNull;
 
@@ -21,7 +20,7 @@ use crate::file::File;
 /// # Invariants
 ///
 /// `cred` is a `struct cred` on which this `Credential` holds one count
-/// (`get_cred`).
+/// (`get_cred`, `get_task_cred`).
 pub struct Credential {
     cred: NonNull<bindings::cred>,
 }
@@ -34,6 +33,20 @@ unsafe impl Send for Credential {}
 unsafe impl Sync for Credential {}
 
 impl Credential {
+    /// Takes over the count the caller holds on `cred`.
+    ///
+    /// # Safety
+    ///
+    /// `cred` is a non-null `struct cred` on which the caller owns one
+    /// count (from `get_cred` or `get_task_cred`), given to the result.
+    pub(crate) unsafe fn from_raw(cred: *const bindings::cred) -> Credential {
+        // INVARIANT: the caller's count becomes ours.
+        Credential {
+            // SAFETY: the caller guarantees `cred` is not null.
+            cred: unsafe { NonNull::new_unchecked(cred.cast_mut()) },
+        }
+    }
+
     pub(crate) fn as_raw(&self) -> *const bindings::cred {
         self.cred.as_ptr()
     }
@@ -53,53 +66,14 @@ impl Drop for Credential {
     }
 }
 
-/// The thread id of the current task (`gettid(2)`).
-pub fn current_pid() -> i32 {
-    // SAFETY: reads ids of `current`, which is always valid.
-    unsafe { bindings::rust_helper_current_pid() }
-}
-
-/// The process id of the current task (`getpid(2)`: its thread group's
-/// leader).
-pub fn current_tgid() -> i32 {
-    // SAFETY: reads ids of `current`, which is always valid.
-    unsafe { bindings::rust_helper_current_tgid() }
-}
-
 impl File {
     /// The credentials the file was opened with (`get_cred(f_cred)`).
     pub fn cred(&self) -> Credential {
         // SAFETY: the file is valid (it is borrowed), and `f_cred` is set
         // at open, never null and never changed while the file lives.
         let cred = unsafe { bindings::rust_helper_file_get_cred(self.as_raw()) };
-        // INVARIANT: `get_cred` took the count; it returns its argument.
-        Credential {
-            // SAFETY: `f_cred` is never null (above).
-            cred: unsafe { NonNull::new_unchecked(cred.cast_mut()) },
-        }
+        // SAFETY: `get_cred` returns its argument, never null (above),
+        // with a count taken for us.
+        unsafe { Credential::from_raw(cred) }
     }
-
-    /// The effective user id of whoever opened the file (`f_cred->euid`),
-    /// which stays the same whatever the opener does with its own
-    /// credentials later.
-    pub fn opener_euid(&self) -> u32 {
-        // SAFETY: the file is valid (it is borrowed), and `f_cred` is set
-        // at open and never changes while the file lives.
-        unsafe { bindings::rust_helper_file_euid(self.as_raw()) }
-    }
-}
-
-/// The effective user id of the current task (`current_euid()`).
-pub fn current_euid() -> u32 {
-    // SAFETY: reads the current task's own credentials.
-    unsafe { bindings::rust_helper_current_euid() }
-}
-
-/// The effective user id of the current process: of its thread group's
-/// leader (`task_euid(current->group_leader)`), which `seteuid(2)` in
-/// that process changes.
-pub fn current_process_euid() -> u32 {
-    // SAFETY: reads the credentials of `current`'s group leader, which
-    // lives as long as any thread of the group, under RCU in the helper.
-    unsafe { bindings::rust_helper_current_leader_euid() }
 }

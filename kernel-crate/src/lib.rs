@@ -32,6 +32,7 @@ pub mod init;
 pub mod io;
 pub mod ioctl;
 pub mod irq;
+pub mod kthread;
 pub mod list;
 pub mod miscdev;
 pub mod mm;
@@ -49,6 +50,7 @@ pub mod sync;
 pub mod task;
 pub mod uapi;
 pub mod user;
+pub mod workqueue;
 
 mod panic;
 

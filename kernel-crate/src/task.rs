@@ -1,171 +1,209 @@
-//! Kernel threads, and the current task's signals.
+//! Tasks (`struct task_struct`): the current one, counted references that
+//! keep one alive, its ids and credentials; and the current task's
+//! scheduling and signals.
 //!
-//! C headers: [`include/linux/kthread.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/kthread.h),
-//! [`include/linux/sched/signal.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/sched/signal.h)
+//! C headers: [`include/linux/sched.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/sched.h),
+//! [`include/linux/sched/task.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/sched/task.h),
+//! [`include/linux/sched/signal.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/sched/signal.h),
+//! [`include/linux/cred.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/cred.h).
+//!
+//! Kernel threads that run a closure are [`crate::kthread::KThread`].
 
-use core::cell::UnsafeCell;
-use core::ffi::{c_int, c_void, CStr};
-use core::mem::ManuallyDrop;
+use core::marker::PhantomData;
+use core::ops::Deref;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
-use crate::error::{from_err_ptr, Result};
-
-/// What a thread starts with: its closure, until the thread takes it.
-struct Start<F> {
-    taken: AtomicBool,
-    f: UnsafeCell<ManuallyDrop<F>>,
-}
+use crate::cred::Credential;
+use crate::init::Opaque;
 
 // ANCHOR: task
-/// A kernel thread running a closure; dropping the `Task` stops the thread
-/// and waits for it to end (`kthread_stop`): the closure has run to its
-/// end by then.
-///
-/// A closure that loops checks [`should_stop`] to know when to return. A
-/// thread whose closure has returned sleeps until it is stopped.
+/// A task: a thread of a user process, or a kernel thread. Only ever
+/// borrowed: [`Task::current`] lends the current one, a [`TaskRef`] keeps
+/// one alive.
 ///
 /// ```rust
-/// # let counter: Arc<Mutex<u64>> = Arc::pin_init(new_mutex!(0), GFP_KERNEL)?;
-/// let counter = counter.clone();
-/// let task = Task::spawn(c_str!("worker"), move || *counter.lock() += 1)?;
-/// drop(task); // waits for the thread
+/// # use kernel::task::{Task, TaskRef};
+/// let current = Task::current();
+/// // A counted reference outlives the guard; `current` only lends.
+/// let leader = TaskRef::from(current.group_leader());
+/// if leader.pid() != current.tgid() || leader.euid() != current.cred().euid() {
+///     return Err(EINVAL);
+/// }
 /// ```
 ///
 /// # Invariants
 ///
-/// `task` is a kthread created by `kthread_create_on_node` that runs
-/// `trampoline::<F>` on `start` and does not exit before `kthread_stop`;
-/// `start` is a `KBox<Start<F>>` released by `into_raw`, and `drop_start`
-/// is `drop_start::<F>`.
-pub struct Task {
-    task: NonNull<bindings::task_struct>,
-    start: *mut c_void,
-    drop_start: unsafe fn(*mut c_void),
-}
+/// A `&Task` points at a `struct task_struct` that stays allocated (its
+/// usage count is held, or it is the running task) for as long as the
+/// reference lives.
+#[repr(transparent)]
+pub struct Task(Opaque<bindings::task_struct>);
 // ANCHOR_END: task
 
-// SAFETY: `kthread_stop` may be called from any thread; the closure the
-// `Task` may drop is `Send`.
-unsafe impl Send for Task {}
-// SAFETY: `&Task` gives no access at all.
+// SAFETY: `&Task` only reads ids fixed when the task was made, and its
+// credentials under RCU, which any thread may do.
 unsafe impl Sync for Task {}
 
+/// Two references are equal when they are the same task (C compares
+/// `task_struct` pointers).
+impl PartialEq for Task {
+    fn eq(&self, other: &Task) -> bool {
+        core::ptr::eq(self, other)
+    }
+}
+
+impl Eq for Task {}
+
 impl Task {
-    /// Starts a kernel thread named `name` (as `ps` shows it) that runs `f`.
-    pub fn spawn<F: FnOnce() + Send + 'static>(name: &CStr, f: F) -> Result<Task> {
-        let start = KBox::new(
-            Start {
-                taken: AtomicBool::new(false),
-                f: UnsafeCell::new(ManuallyDrop::new(f)),
-            },
-            GFP_KERNEL,
-        )?;
-        let start = KBox::into_raw(start).cast::<c_void>();
-        // SAFETY: `trampoline::<F>` takes the `Start<F>` that `start` points
-        // to; the format is "%s" with one string argument.
-        let task = unsafe {
-            bindings::kthread_create_on_node(
-                Some(trampoline::<F>),
-                start,
-                bindings::RUST_CONST_HELPER_NUMA_NO_NODE,
-                c"%s".as_ptr(),
-                name.as_ptr(),
-            )
-        };
-        let task = match from_err_ptr(task) {
-            Ok(task) => task,
-            Err(e) => {
-                // SAFETY: no thread was created: `start` is still ours.
-                unsafe { drop_start::<F>(start) };
-                return Err(e);
-            }
-        };
-        // SAFETY: `task` is a new kthread, which waits to be woken.
-        unsafe { bindings::wake_up_process(task) };
-        // A `kthread_stop` before the thread first runs would skip the
-        // closure; waiting until the thread has taken it makes dropping
-        // the `Task` a join. The thread runs within a scheduler tick.
-        // SAFETY: `start` is live until `drop_start`.
-        let taken = unsafe { &(*start.cast::<Start<F>>()).taken };
-        while !taken.load(Ordering::Acquire) {
-            // SAFETY: the task is running: `schedule` only lets others run.
-            unsafe { bindings::schedule() };
+    /// The task that runs this code (C's `current`), lent for as long as
+    /// the returned guard lives in this thread.
+    pub fn current() -> CurrentTask {
+        // SAFETY: `current` is always a valid task.
+        let task = unsafe { bindings::rust_helper_get_current() };
+        // INVARIANT: the running task is alive while it runs, and the
+        // guard cannot leave its thread.
+        CurrentTask {
+            // SAFETY: `current` is never null.
+            task: unsafe { NonNull::new_unchecked(task.cast::<Task>()) },
+            _not_send: PhantomData,
         }
-        // INVARIANT: the thread runs `trampoline::<F>` on `start`.
-        Ok(Task {
-            // SAFETY: `from_err_ptr` returned no error, and kthreads are
-            // never null.
-            task: unsafe { NonNull::new_unchecked(task) },
-            start,
-            drop_start: drop_start::<F>,
-        })
+    }
+
+    fn as_raw(&self) -> *mut bindings::task_struct {
+        self.0.as_raw()
+    }
+
+    /// The thread id (`task->pid`, what `gettid(2)` returns in the initial
+    /// pid namespace).
+    pub fn pid(&self) -> i32 {
+        // SAFETY: the task is alive (type invariant); its pid is set at
+        // fork and read as one word.
+        unsafe { bindings::rust_helper_task_pid(self.as_raw()) }
+    }
+
+    /// The process id (`task->tgid`: the pid of its thread group's leader).
+    pub fn tgid(&self) -> i32 {
+        // SAFETY: as in `pid`.
+        unsafe { bindings::rust_helper_task_tgid(self.as_raw()) }
+    }
+
+    /// The process id as the current task's pid namespace sees it
+    /// (`task_tgid_nr_ns(task, task_active_pid_ns(current))`); 0 if the
+    /// task is not visible there or has exited.
+    pub fn tgid_in_current_ns(&self) -> i32 {
+        // SAFETY: the task is alive (type invariant); the helper looks its
+        // pid up under RCU.
+        unsafe { bindings::rust_helper_task_tgid_in_current_ns(self.as_raw()) }
+    }
+
+    /// The effective user id (`task_euid`: of the task's own credentials),
+    /// as the current task's user namespace sees it.
+    pub fn euid(&self) -> u32 {
+        // SAFETY: the task is alive (type invariant); the helper reads its
+        // credentials under RCU.
+        unsafe { bindings::rust_helper_task_euid(self.as_raw()) }
+    }
+
+    /// The task's credentials (`get_task_cred`), counted.
+    pub fn cred(&self) -> Credential {
+        // SAFETY: the task is alive (type invariant); `get_task_cred`
+        // returns its credentials with a count taken for the caller.
+        let cred = unsafe { bindings::get_task_cred(self.as_raw()) };
+        // SAFETY: `cred` is non-null and its count is ours (above).
+        unsafe { Credential::from_raw(cred) }
     }
 }
 
-impl Drop for Task {
+/// The current task, lent by [`Task::current`]: derefs to `&Task` for as
+/// long as the guard lives, and cannot be sent to another thread (where
+/// "current" is another task) or kept in a `static`.
+///
+/// # Invariants
+///
+/// `task` is the task that runs the thread holding this guard.
+pub struct CurrentTask {
+    task: NonNull<Task>,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl Deref for CurrentTask {
+    type Target = Task;
+    fn deref(&self) -> &Task {
+        // SAFETY: the guard is in the thread of the task it names (type
+        // invariant), which is alive while it runs.
+        unsafe { self.task.as_ref() }
+    }
+}
+
+impl CurrentTask {
+    /// The leader of the current thread group: the task whose pid is the
+    /// process id. A group leader changes only in an `exec` by another
+    /// thread, which first waits for every other thread (this one) to die,
+    /// so it stays the same while the guard lives.
+    pub fn group_leader(&self) -> &Task {
+        // SAFETY: reads the current task's own `group_leader` (stable while
+        // it runs, above).
+        let leader = unsafe { bindings::rust_helper_task_group_leader(self.as_raw()) };
+        // SAFETY: the leader's `task_struct` lives at least as long as any
+        // thread of its group, this one included.
+        unsafe { &*leader.cast::<Task>() }
+    }
+}
+
+// ANCHOR: task_ref
+/// A counted reference to a task (`get_task_struct`), which keeps its
+/// `task_struct` allocated (not the task running: a task that has exited
+/// keeps its ids); dropping it is `put_task_struct`. C's Binder keeps its
+/// opener's group leader this way (`proc->tsk`).
+///
+/// # Invariants
+///
+/// `task` is a task on which this `TaskRef` holds one usage count.
+pub struct TaskRef {
+    task: NonNull<Task>,
+}
+// ANCHOR_END: task_ref
+
+// SAFETY: the count may be put from any thread: `__put_task_struct`
+// frees in any context outside PREEMPT_RT, which Debian's kernel is not.
+unsafe impl Send for TaskRef {}
+// SAFETY: `&TaskRef` gives `&Task`, which is `Sync`.
+unsafe impl Sync for TaskRef {}
+
+impl From<&Task> for TaskRef {
+    fn from(task: &Task) -> TaskRef {
+        // SAFETY: the task is alive while borrowed (type invariant of
+        // `Task`); `get_task_struct` takes a count.
+        unsafe { bindings::rust_helper_get_task_struct(task.as_raw()) };
+        // INVARIANT: the count just taken is ours.
+        TaskRef {
+            task: NonNull::from(task),
+        }
+    }
+}
+
+impl Clone for TaskRef {
+    fn clone(&self) -> TaskRef {
+        TaskRef::from(&**self)
+    }
+}
+
+impl Deref for TaskRef {
+    type Target = Task;
+    fn deref(&self) -> &Task {
+        // SAFETY: our count keeps the task allocated (type invariant).
+        unsafe { self.task.as_ref() }
+    }
+}
+
+impl Drop for TaskRef {
     fn drop(&mut self) {
-        // SAFETY: the thread has not exited: it waits for this call (type
-        // invariant), which returns once it has.
-        unsafe { bindings::kthread_stop(self.task.as_ptr()) };
-        // SAFETY: the thread has ended, so nothing else uses `start`.
-        unsafe { (self.drop_start)(self.start) };
+        let task = (**self).as_raw();
+        // SAFETY: gives back the count this `TaskRef` holds (type
+        // invariant).
+        unsafe { bindings::rust_helper_put_task_struct(task) };
     }
-}
-
-/// Drops a `Start<F>` and, if no thread took it, its closure.
-///
-/// # Safety
-///
-/// `start` comes from `KBox::<Start<F>>::into_raw` and no thread uses it.
-unsafe fn drop_start<F>(start: *mut c_void) {
-    // SAFETY: the caller guarantees that `start` is an owned `Start<F>`.
-    let mut start = unsafe { KBox::from_raw(start.cast::<Start<F>>()) };
-    if !*start.taken.get_mut() {
-        // SAFETY: no thread took the closure, so it is still there.
-        unsafe { ManuallyDrop::drop(start.f.get_mut()) };
-    }
-}
-
-// ANCHOR: trampoline
-/// The thread function: runs the closure once, then sleeps until
-/// `kthread_stop`, so that the `task_struct` outlives every `Task` call.
-unsafe extern "C" fn trampoline<F: FnOnce()>(start: *mut c_void) -> c_int {
-    // SAFETY: `start` is the `Start<F>` of `Task::spawn`, which lives until
-    // `kthread_stop` has returned, after this function.
-    let start = unsafe { &*start.cast::<Start<F>>() };
-    // The closure is taken here, exactly once (`Task::spawn` waits for
-    // it), or else dropped by `drop_start`.
-    if !start.taken.swap(true, Ordering::AcqRel) {
-        // SAFETY: `taken` was false: no one else took the closure.
-        let f = unsafe { ManuallyDrop::take(&mut *start.f.get()) };
-        f();
-    }
-    loop {
-        // TASK_IDLE: sleeps like TASK_UNINTERRUPTIBLE (a pending signal
-        // does not wake it) without counting towards the load average.
-        // SAFETY: sets the state of the current task only.
-        unsafe { bindings::rust_helper_set_current_state(bindings::RUST_CONST_HELPER_TASK_IDLE) };
-        if should_stop() {
-            break;
-        }
-        // SAFETY: a kthread may sleep; `kthread_stop` wakes it.
-        unsafe { bindings::schedule() };
-    }
-    // SAFETY: sets the state of the current task only.
-    unsafe { bindings::rust_helper_set_current_state(bindings::RUST_CONST_HELPER_TASK_RUNNING) };
-    0
-}
-// ANCHOR_END: trampoline
-
-/// In a thread started by [`Task::spawn`]: whether its `Task` is being
-/// dropped, so the closure should return. Elsewhere, `false`.
-pub fn should_stop() -> bool {
-    // SAFETY: `kthread_should_stop` only reads the current task's flags
-    // (and returns false outside a kthread).
-    unsafe { bindings::kthread_should_stop() }
 }
 
 /// Gives the CPU to another task. If the current task's state is not
@@ -183,19 +221,4 @@ pub fn schedule() {
 pub fn signal_pending() -> bool {
     // SAFETY: reads the current task's flags only.
     unsafe { bindings::rust_helper_signal_pending() != 0 }
-}
-
-/// Lets `SIGKILL` reach the current kernel thread: kthreads ignore every
-/// signal unless they ask. A pending `SIGKILL` then wakes an interruptible
-/// wait ([`CondVar::wait_interruptible`](crate::sync::CondVar::wait_interruptible)).
-pub fn allow_kill() {
-    // SAFETY: changes the current task's signal handling only.
-    unsafe { bindings::rust_helper_allow_signal(bindings::RUST_CONST_HELPER_SIGKILL) };
-}
-
-/// Discards the current task's pending signals (for a kernel thread that
-/// has handled them).
-pub fn flush_signals() {
-    // SAFETY: `current` is always a valid task.
-    unsafe { bindings::flush_signals(bindings::rust_helper_get_current()) };
 }

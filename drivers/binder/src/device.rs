@@ -35,7 +35,7 @@ impl FileOperations for BinderFile {
     }
 
     fn release(this: KBox<Self>, _file: &File) {
-        Process::release(&this.process);
+        Process::release(this.into_inner().process);
     }
 
     fn ioctl(&self, file: &File, cmd: IoctlCommand) -> Result<i32> {

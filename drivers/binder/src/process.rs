@@ -10,7 +10,7 @@
 //! other way round. A transaction's own mutex is taken last and held
 //! briefly.
 
-use kernel::cred::{current_euid, current_pid, current_tgid, Credential};
+use kernel::cred::Credential;
 use kernel::fd::{FdReservation, FileRef};
 use kernel::file::{File, IoctlCommand, PollTable, POLLIN};
 use kernel::impl_list_item;
@@ -19,10 +19,12 @@ use kernel::mm::{flags as vm, Vma};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::sync::{Arc, CondVar, Mutex};
+use kernel::task::{Task, TaskRef};
 use kernel::uapi::binder as uapi;
 use kernel::uapi::binder::{cmd::*, obj, tf};
 use kernel::user::UserSlice;
-use kernel::{new_condvar, new_mutex, pin_init, security};
+use kernel::workqueue;
+use kernel::{new_condvar, new_mutex, new_work, pin_init, security};
 
 use crate::alloc::Allocator;
 use crate::defs::*;
@@ -208,16 +210,22 @@ impl Transaction {
     }
 }
 
+// ANCHOR: process
 /// A process: one open of the device.
 pub(crate) struct Process {
     ctx: Arc<Context>,
-    tgid: i32,
+    /// The opener's thread group leader (C's `proc->tsk`): the process's
+    /// ids are its ids.
+    task: TaskRef,
     /// Who opened the device (C's `proc->cred`), for the LSM hooks.
     cred: Credential,
     inner: Mutex<ProcessInner>,
     /// Notified whenever work is queued (threads and `poll` wait on it).
     work: CondVar,
+    /// Runs the teardown after the last close (C's `deferred_work`).
+    deferred: workqueue::Work<Process>,
 }
+// ANCHOR_END: process
 
 struct ProcessInner {
     dead: bool,
@@ -385,7 +393,7 @@ impl Process {
         Arc::pin_init(
             pin_init!(Process {
                 ctx <- ctx,
-                tgid <- current_tgid(),
+                task <- TaskRef::from(Task::current().group_leader()),
                 cred <- cred,
                 inner <- new_mutex!(ProcessInner {
                     dead: false,
@@ -403,6 +411,7 @@ impl Process {
                     waiting_threads: 0,
                 }, "Process::inner"),
                 work <- new_condvar!("Process::work"),
+                deferred <- new_work!("Process::deferred"),
             }),
             GFP_KERNEL,
         )
@@ -410,7 +419,7 @@ impl Process {
 
     /// The calling thread's id, made on first use (C's `binder_get_thread`).
     fn thread_id(inner: &mut ProcessInner) -> Result<u64> {
-        let pid = current_pid();
+        let pid = Task::current().pid();
         if let Some(t) = inner.threads.iter().find(|t| t.pid == pid) {
             return Ok(t.id);
         }
@@ -434,7 +443,7 @@ impl Process {
 
     // ANCHOR: mmap
     pub(crate) fn mmap(this: &Arc<Self>, vma: &mut Vma) -> Result {
-        if current_tgid() != this.tgid {
+        if *Task::current().group_leader() != *this.task {
             return Err(EINVAL);
         }
         if vma.flags() & vm::WRITE != 0 {
@@ -543,9 +552,10 @@ impl Process {
             return Err(EBUSY);
         }
         security::binder_set_context_mgr(&this.cred)?;
+        let euid = Task::current().euid();
         match mgr.uid {
-            Some(uid) if uid != current_euid() => return Err(EPERM),
-            _ => mgr.uid = Some(current_euid()),
+            Some(uid) if uid != euid => return Err(EPERM),
+            _ => mgr.uid = Some(euid),
         }
         let mut inner = this.inner.lock();
         let node = Process::get_or_new_node(this, &mut inner, ptr, cookie, flags)?;

@@ -29,10 +29,10 @@ use kernel::block::mq::{
     TimedOut, TimeoutAction,
 };
 use kernel::block::SECTOR_SHIFT;
+use kernel::kthread::KThread;
 use kernel::page::{Page, PAGE_SIZE};
 use kernel::prelude::*;
 use kernel::sync::{Arc, CondVar, SpinLock};
-use kernel::task::Task;
 use kernel::{c_str, new_condvar, new_spinlock, pin_init};
 
 module! {
@@ -154,13 +154,13 @@ struct Pending {
 /// dropped.
 struct Completer {
     shared: Arc<Shared>,
-    _task: Task,
+    _task: KThread,
 }
 
 impl Completer {
     fn start(tag_set: Arc<TagSet<RamDisk>>) -> Result<Self> {
         let shared = tag_set.data().clone();
-        let task = Task::spawn(c_str!("rram-completer"), move || {
+        let task = KThread::spawn(c_str!("rram-completer"), move || {
             while let Some((hctx, tag, generation)) = next_posted(tag_set.data()) {
                 // A tag the thread has served already, or of an earlier use
                 // of the request, finds nothing.
@@ -180,7 +180,7 @@ impl Completer {
 
 impl Drop for Completer {
     fn drop(&mut self) {
-        // The thread returns when it sees this; then the `Task` is stopped.
+        // The thread returns when it sees this; then the `KThread` is stopped.
         self.shared.pending.lock().stopping = true;
         self.shared.posted.notify_all();
     }

@@ -6,9 +6,10 @@
 use core::sync::atomic::AtomicU64;
 use core::sync::atomic::Ordering::Relaxed;
 
+use kernel::kthread::KThread;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Lock};
-use kernel::task::{self, Task};
+use kernel::task;
 use kernel::{c_str, new_mutex, new_spinlock, new_spinlock_irq};
 
 use mutex::Mutex;
@@ -62,7 +63,7 @@ fn hammer<C: Send + Sync + 'static>(counter: &Arc<C>, increment: fn(&C)) -> Resu
     let mut tasks = KVec::new();
     for _ in 0..nthreads() {
         let (counter, ready) = (counter.clone(), ready.clone());
-        let task = Task::spawn(c_str!("counter"), move || {
+        let task = KThread::spawn(c_str!("counter"), move || {
             // Start together: wait (letting others run) until all are here.
             ready.fetch_add(1, Relaxed);
             while ready.load(Relaxed) < nthreads() {
@@ -74,7 +75,7 @@ fn hammer<C: Send + Sync + 'static>(counter: &Arc<C>, increment: fn(&C)) -> Resu
         })?;
         tasks.push(task, GFP_KERNEL)?;
     }
-    // Dropping a `Task` stops its thread, after its loop has ended.
+    // Dropping a `KThread` stops its thread, after its loop has ended.
     drop(tasks);
     Ok(())
 }

@@ -3,12 +3,12 @@
 // ANCHOR: case
 use core::cell::Cell;
 
+use kernel::kthread::KThread;
 use kernel::prelude::*;
 use kernel::sync::Arc;
-use kernel::task::Task;
 
-fn share_a_cell() -> Result<Task> {
+fn share_a_cell() -> Result<KThread> {
     let shared = Arc::new(Cell::new(0u64), GFP_KERNEL)?;
-    Task::spawn(kernel::c_str!("cell"), move || shared.set(shared.get() + 1))
+    KThread::spawn(kernel::c_str!("cell"), move || shared.set(shared.get() + 1))
 }
 // ANCHOR_END: case

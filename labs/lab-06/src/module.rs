@@ -5,9 +5,9 @@
 
 use core::pin::Pin;
 
+use kernel::kthread::{self, KThread};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
-use kernel::task::{self, Task};
 use kernel::{c_str, new_mutex, pin_init};
 
 use condvar::CondVar;
@@ -156,13 +156,13 @@ fn producers_consumers() -> Result {
     for _ in 0..nproducers() {
         let channel = channel.clone();
         tasks.push(
-            Task::spawn(c_str!("lab06-producer"), move || produce(&channel))?,
+            KThread::spawn(c_str!("lab06-producer"), move || produce(&channel))?,
             GFP_KERNEL,
         )?;
     }
     for _ in 0..nconsumers() {
         let (channel, total) = (channel.clone(), total.clone());
-        let task = Task::spawn(c_str!("lab06-consumer"), move || {
+        let task = KThread::spawn(c_str!("lab06-consumer"), move || {
             let sum = consume(&channel, nproducers() * nvalues() / nconsumers());
             *total.lock() += sum;
         })?;
@@ -218,7 +218,7 @@ fn gate() -> Result {
     let mut tasks = KVec::new();
     for _ in 0..gate_waiters() {
         let gate = gate.clone();
-        let task = Task::spawn(c_str!("lab06-gate"), move || {
+        let task = KThread::spawn(c_str!("lab06-gate"), move || {
             let mut state = gate.state.lock();
             state.waiting += 1;
             gate.changed.notify_all();
@@ -258,7 +258,7 @@ struct Park {
 
 /// A thread that accepts `SIGKILL` and waits interruptibly: `kill` wakes it.
 fn waiter(park: &Park) {
-    task::allow_kill();
+    kthread::allow_kill();
     let mut released = park.released.lock();
     while !*released {
         if park.changed.wait_interruptible(&mut released) {
@@ -271,7 +271,7 @@ fn waiter(park: &Park) {
 
 /// A thread that waits uninterruptibly: only a notification wakes it.
 fn sleeper(park: &Park) {
-    task::allow_kill();
+    kthread::allow_kill();
     let mut released = park.released.lock();
     while !*released {
         park.changed.wait(&mut released);
@@ -283,7 +283,7 @@ fn sleeper(park: &Park) {
 /// What the module keeps while it is loaded.
 struct CondVarLab {
     park: Arc<Park>,
-    _threads: KVec<Task>,
+    _threads: KVec<KThread>,
 }
 
 impl kernel::Module for CondVarLab {
@@ -303,12 +303,12 @@ impl kernel::Module for CondVarLab {
         let mut threads = KVec::new();
         let p = park.clone();
         threads.push(
-            Task::spawn(c_str!("lab06-waiter"), move || waiter(&p))?,
+            KThread::spawn(c_str!("lab06-waiter"), move || waiter(&p))?,
             GFP_KERNEL,
         )?;
         let p = park.clone();
         threads.push(
-            Task::spawn(c_str!("lab06-sleeper"), move || sleeper(&p))?,
+            KThread::spawn(c_str!("lab06-sleeper"), move || sleeper(&p))?,
             GFP_KERNEL,
         )?;
         pr_info!("two threads parked: lab06-waiter and lab06-sleeper\n");
@@ -324,7 +324,7 @@ impl Drop for CondVarLab {
     fn drop(&mut self) {
         *self.park.released.lock() = true;
         self.park.changed.notify_all();
-        // `_threads` is dropped after this function: each `Task` waits
+        // `_threads` is dropped after this function: each `KThread` waits
         // for its thread to end.
     }
 }

@@ -6,9 +6,10 @@
 use core::sync::atomic::AtomicU64;
 use core::sync::atomic::Ordering::Relaxed;
 
+use kernel::kthread::{self, KThread};
 use kernel::prelude::*;
 use kernel::sync::Arc;
-use kernel::task::{self, Task};
+use kernel::task;
 use kernel::{c_str, pin_init};
 
 use completion::Completion;
@@ -99,7 +100,7 @@ fn handoff() -> Result {
         GFP_KERNEL,
     )?;
     let s = shared.clone();
-    let worker = Task::spawn(c_str!("lab09-worker"), move || {
+    let worker = KThread::spawn(c_str!("lab09-worker"), move || {
         for i in 1..=*sum_to.read() {
             s.sum.fetch_add(i, Relaxed);
             if i % 1024 == 0 {
@@ -143,7 +144,7 @@ fn gate() -> Result {
     let mut tasks = KVec::new();
     for _ in 0..*waiters.read() {
         let g = gate.clone();
-        let task = Task::spawn(c_str!("lab09-gate"), move || {
+        let task = KThread::spawn(c_str!("lab09-gate"), move || {
             g.open.wait();
             g.count.fetch_add(1, Relaxed);
             g.passed.complete();
@@ -171,7 +172,7 @@ struct Park {
 
 /// A thread that accepts `SIGKILL` and waits interruptibly: `kill` wakes it.
 fn waiter(park: &Park) {
-    task::allow_kill();
+    kthread::allow_kill();
     match park.released.wait_interruptible() {
         Ok(()) => pr_info!("waiter: released\n"),
         Err(e) => pr_info!("waiter: {e:?}, giving up\n"),
@@ -180,7 +181,7 @@ fn waiter(park: &Park) {
 
 /// A thread that waits uninterruptibly: only `complete_all` wakes it.
 fn sleeper(park: &Park) {
-    task::allow_kill();
+    kthread::allow_kill();
     park.released.wait();
     pr_info!("sleeper: released by complete_all\n");
 }
@@ -188,7 +189,7 @@ fn sleeper(park: &Park) {
 /// What the module keeps while it is loaded.
 struct HandoffLab {
     park: Arc<Park>,
-    _threads: KVec<Task>,
+    _threads: KVec<KThread>,
 }
 
 impl kernel::Module for HandoffLab {
@@ -213,12 +214,12 @@ impl kernel::Module for HandoffLab {
         if run & 8 != 0 {
             let p = park.clone();
             threads.push(
-                Task::spawn(c_str!("lab09-waiter"), move || waiter(&p))?,
+                KThread::spawn(c_str!("lab09-waiter"), move || waiter(&p))?,
                 GFP_KERNEL,
             )?;
             let p = park.clone();
             threads.push(
-                Task::spawn(c_str!("lab09-sleeper"), move || sleeper(&p))?,
+                KThread::spawn(c_str!("lab09-sleeper"), move || sleeper(&p))?,
                 GFP_KERNEL,
             )?;
             pr_info!("two threads parked: lab09-waiter and lab09-sleeper\n");
@@ -233,7 +234,7 @@ impl kernel::Module for HandoffLab {
 impl Drop for HandoffLab {
     fn drop(&mut self) {
         self.park.released.complete_all();
-        // `_threads` is dropped after this function: each `Task` waits
+        // `_threads` is dropped after this function: each `KThread` waits
         // for its thread to end.
     }
 }

@@ -240,7 +240,9 @@ impl Process {
             return Ok(());
         };
         let sender_pid = match &from {
-            Some((p, ftid)) if p.inner.lock().thread(*ftid).is_some() => p.tgid,
+            Some((p, ftid)) if p.inner.lock().thread(*ftid).is_some() => {
+                p.task.tgid_in_current_ns()
+            }
             _ => 0,
         };
         // Reserve every number first: installing cannot fail.

@@ -1,5 +1,6 @@
 //! A thread that exits and a process that closes the device (C's
-//! `binder_thread_release` and `binder_deferred_release`, done at once).
+//! `binder_thread_release`, and `binder_deferred_release` on the system
+//! workqueue).
 
 use super::*;
 
@@ -64,9 +65,19 @@ impl Process {
     }
 
     // ANCHOR: release
-    /// The last close: nodes die (death notifications go out), references
-    /// are dropped, and calls that wait here fail.
-    pub(crate) fn release(this: &Arc<Self>) {
+    /// The last close (C's `binder_release`): the teardown waits for the
+    /// system workqueue, as C's does, so that `close` does not wait for it.
+    pub(crate) fn release(this: Arc<Self>) {
+        // Queued only here, once per process: it cannot be queued already.
+        if let Err(this) = workqueue::queue(this) {
+            Process::deferred_release(&this);
+        }
+    }
+
+    /// The teardown (C's `binder_deferred_release`): nodes die (death
+    /// notifications go out), references are dropped, and calls that wait
+    /// here fail.
+    fn deferred_release(this: &Arc<Self>) {
         {
             let mut mgr = this.ctx.manager.lock();
             if mgr
@@ -151,3 +162,15 @@ impl Process {
     }
     // ANCHOR_END: release
 }
+
+// ANCHOR: work_item
+impl workqueue::WorkItem for Process {
+    fn work(&self) -> &workqueue::Work<Self> {
+        &self.deferred
+    }
+
+    fn run(this: Arc<Self>) {
+        Process::deferred_release(&this);
+    }
+}
+// ANCHOR_END: work_item

@@ -122,7 +122,7 @@ impl Process {
         } else {
             let node = this.ctx.manager_node();
             let node = node.ok_or(failed(BR_DEAD_REPLY))?;
-            if node.owner.tgid == this.tgid {
+            if *node.owner.task == *this.task {
                 return Err(failed(BR_FAILED_REPLY));
             }
             node
@@ -262,7 +262,7 @@ impl Process {
                 from_parent <- parent,
                 code <- tr.code,
                 flags <- tr.flags,
-                sender_euid <- kernel::cred::current_process_euid(),
+                sender_euid <- this.task.euid(),
                 inner <- new_mutex!(TransactionInner {
                     from: if !reply && !oneway { Some((this.clone(), tid)) } else { None },
                     to_thread: None,
