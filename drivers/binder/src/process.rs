@@ -18,6 +18,7 @@ use kernel::list::{List, ListLinks};
 use kernel::mm::{flags as vm, Vma};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
+use kernel::rbtree::RBTree;
 use kernel::sync::{Arc, CondVar, Mutex};
 use kernel::task::{Task, TaskRef};
 use kernel::uapi::binder as uapi;
@@ -232,8 +233,11 @@ struct ProcessInner {
     next_id: u64,
     threads: KVec<Thread>,
     todo: List<WorkItem>,
-    nodes: KVec<NodeState>,
-    refs: KVec<Ref>,
+    /// By `ptr`, which is unique among a process's live nodes.
+    nodes: RBTree<u64, NodeState>,
+    /// References by handle, and the handle of each by node id.
+    refs: RBTree<u32, Ref>,
+    refs_by_node: RBTree<u64, u32>,
     deaths: KVec<Death>,
     alloc: Option<Allocator>,
     mapped: bool,
@@ -254,8 +258,12 @@ impl ProcessInner {
         self.threads.iter_mut().find(|t| t.id == id)
     }
 
+    /// The node's state while it lives (a node that died may have left
+    /// its `ptr` to a new one).
     fn node_state(&mut self, node: &Node) -> Option<&mut NodeState> {
-        self.nodes.iter_mut().find(|n| n.node.id == node.id)
+        self.nodes
+            .get_mut(&node.ptr)
+            .filter(|n| n.node.id == node.id)
     }
 
     fn death(&mut self, id: u64) -> Option<&mut Death> {
@@ -263,10 +271,21 @@ impl ProcessInner {
     }
 
     fn ref_by_handle(&mut self, handle: u32, need_strong: bool) -> Option<&mut Ref> {
-        let r = self.refs.iter_mut().find(|r| r.handle == handle)?;
+        let r = self.refs.get_mut(&handle)?;
         if need_strong && r.strong == 0 {
             return None;
         }
+        Some(r)
+    }
+
+    fn ref_by_node(&mut self, node: &Node) -> Option<&mut Ref> {
+        let handle = *self.refs_by_node.get(&node.id)?;
+        self.refs.get_mut(&handle)
+    }
+
+    fn remove_ref(&mut self, handle: u32) -> Option<Ref> {
+        let r = self.refs.remove(&handle)?;
+        self.refs_by_node.remove(&r.node.id);
         Some(r)
     }
 
@@ -350,10 +369,9 @@ fn inc_node(
 /// refers to. Returns whether the process must be woken.
 fn dec_node(inner: &mut ProcessInner, node: &Node, strong: bool, internal: bool) -> bool {
     let dead = inner.dead;
-    let Some(i) = inner.nodes.iter().position(|n| n.node.id == node.id) else {
+    let Some(st) = inner.node_state(node) else {
         return false;
     };
-    let st = &mut inner.nodes[i];
     if strong {
         if internal {
             st.internal_strong = st.internal_strong.saturating_sub(1);
@@ -376,14 +394,16 @@ fn dec_node(inner: &mut ProcessInner, node: &Node, strong: bool, internal: bool)
             st.queued = true;
             let w = st.work.clone();
             if inner.todo.push_back(w).is_err() {
-                inner.nodes[i].queued = false;
+                if let Some(st) = inner.node_state(node) {
+                    st.queued = false;
+                }
             }
             return true;
         }
     } else if st.holders.is_empty() && st.local_strong == 0 && st.local_weak == 0 {
         let w = st.work.clone();
         inner.dequeue(&w);
-        inner.nodes.remove(i);
+        inner.nodes.remove(&node.ptr);
     }
     false
 }
@@ -400,8 +420,9 @@ impl Process {
                     next_id: 1,
                     threads: KVec::new(),
                     todo: List::new(),
-                    nodes: KVec::new(),
-                    refs: KVec::new(),
+                    nodes: RBTree::new(),
+                    refs: RBTree::new(),
+                    refs_by_node: RBTree::new(),
                     deaths: KVec::new(),
                     alloc: None,
                     mapped: false,
@@ -557,8 +578,8 @@ impl Process {
             Some(uid) if uid != euid => return Err(EPERM),
             _ => mgr.uid = Some(euid),
         }
+        let node = Process::get_or_new_node(this, ptr, cookie, flags)?;
         let mut inner = this.inner.lock();
-        let node = Process::get_or_new_node(this, &mut inner, ptr, cookie, flags)?;
         if let Some(st) = inner.node_state(&node) {
             st.local_weak += 1;
             st.local_strong += 1;
@@ -570,16 +591,13 @@ impl Process {
         Ok(())
     }
 
-    fn get_or_new_node(
-        this: &Arc<Self>,
-        inner: &mut ProcessInner,
-        ptr: u64,
-        cookie: u64,
-        flags: u32,
-    ) -> Result<Arc<Node>> {
-        if let Some(st) = inner.nodes.iter().find(|n| n.node.ptr == ptr) {
+    /// The process's node for `ptr`, made if there is none: what a new
+    /// one needs is allocated before the lock is taken again.
+    fn get_or_new_node(this: &Arc<Self>, ptr: u64, cookie: u64, flags: u32) -> Result<Arc<Node>> {
+        if let Some(st) = this.inner.lock().nodes.get(&ptr) {
             return Ok(st.node.clone());
         }
+        let reservation = RBTree::try_reserve_node(GFP_KERNEL)?;
         let node = Arc::new(
             Node {
                 id: NEXT_NODE_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
@@ -591,7 +609,14 @@ impl Process {
             GFP_KERNEL,
         )?;
         let work = WorkItem::new(Work::Node(node.clone()))?;
-        inner.nodes.push(
+        let mut inner = this.inner.lock();
+        // Another thread may have made it meanwhile.
+        if let Some(st) = inner.nodes.get(&ptr) {
+            return Ok(st.node.clone());
+        }
+        inner.nodes.insert(
+            reservation,
+            ptr,
             NodeState {
                 node: node.clone(),
                 internal_strong: 0,
@@ -608,8 +633,7 @@ impl Process {
                 has_async: false,
                 async_todo: List::new(),
             },
-            GFP_KERNEL,
-        )?;
+        );
         Ok(node)
     }
 
@@ -823,20 +847,29 @@ impl Process {
         thread: Option<u64>,
     ) -> Result<u32> {
         let is_mgr = this.ctx.manager_node().is_some_and(|m| m.id == node.id);
-        let (handle, first, new) = {
+        // A new reference's tree nodes are reserved with no lock held,
+        // the first time round, if there is no reference yet.
+        let mut reserved = None;
+        let (handle, first, new) = loop {
             let mut inner = this.inner.lock();
-            let (i, new) = match inner.refs.iter().position(|r| r.node.id == node.id) {
-                Some(i) => (i, false),
+            let (handle, new) = match inner.refs_by_node.get(&node.id) {
+                Some(&handle) => (handle, false),
                 None => {
+                    let Some((by_handle, by_node)) = reserved.take() else {
+                        drop(inner);
+                        reserved = Some((
+                            RBTree::try_reserve_node(GFP_KERNEL)?,
+                            RBTree::try_reserve_node(GFP_KERNEL)?,
+                        ));
+                        continue;
+                    };
                     // The lowest free handle; 0 only for the manager.
                     let mut handle = if is_mgr { 0 } else { 1 };
-                    let mut at = 0;
-                    for (i, r) in inner.refs.iter().enumerate() {
-                        if r.handle > handle {
+                    for (&h, _) in inner.refs.iter() {
+                        if h > handle {
                             break;
                         }
-                        handle = r.handle + 1;
-                        at = i + 1;
+                        handle = h + 1;
                     }
                     let r = Ref {
                         handle,
@@ -845,13 +878,14 @@ impl Process {
                         weak: 0,
                         death: None,
                     };
-                    inner.refs.insert(at, r, GFP_KERNEL)?;
-                    (at, true)
+                    inner.refs.insert(by_handle, handle, r);
+                    inner.refs_by_node.insert(by_node, node.id, handle);
+                    (handle, true)
                 }
             };
-            let r = &mut inner.refs[i];
+            let r = inner.refs.get_mut(&handle).ok_or(EINVAL)?;
             let first = if strong { r.strong == 0 } else { r.weak == 0 };
-            (r.handle, first, new)
+            break (handle, first, new);
         };
         if first || new {
             let mut owner = node.owner.inner.lock();
@@ -871,7 +905,7 @@ impl Process {
             }
         }
         let mut inner = this.inner.lock();
-        if let Some(r) = inner.refs.iter_mut().find(|r| r.node.id == node.id) {
+        if let Some(r) = inner.ref_by_node(node) {
             if strong {
                 r.strong += 1;
             } else {
@@ -886,12 +920,12 @@ impl Process {
     fn drop_new_ref(this: &Arc<Self>, node: &Arc<Node>) {
         {
             let mut inner = this.inner.lock();
-            if let Some(i) = inner
-                .refs
-                .iter()
-                .position(|r| r.node.id == node.id && r.strong == 0 && r.weak == 0)
-            {
-                inner.refs.remove(i);
+            let unused = inner
+                .ref_by_node(node)
+                .filter(|r| r.strong == 0 && r.weak == 0)
+                .map(|r| r.handle);
+            if let Some(handle) = unused {
+                inner.remove_ref(handle);
             }
         }
         let mut owner = node.owner.inner.lock();
@@ -907,14 +941,9 @@ impl Process {
     fn dec_ref_for_handle(this: &Arc<Self>, handle: u32, strong: bool) {
         let (node, dec_strong, cleanup) = {
             let mut inner = this.inner.lock();
-            let Some(i) = inner
-                .refs
-                .iter()
-                .position(|r| r.handle == handle && (!strong || r.strong > 0))
-            else {
+            let Some(r) = inner.ref_by_handle(handle, strong) else {
                 return;
             };
-            let r = &mut inner.refs[i];
             let mut dec_strong = false;
             if strong {
                 r.strong -= 1;
@@ -927,7 +956,7 @@ impl Process {
             let cleanup = r.strong == 0 && r.weak == 0;
             let node = r.node.clone();
             if cleanup {
-                if let Some(r) = inner.refs.remove(i) {
+                if let Some(r) = inner.remove_ref(handle) {
                     if let Some(id) = r.death {
                         Process::detach_death(&mut inner, id);
                     }
@@ -978,7 +1007,7 @@ impl Process {
     /// `BC_INCREFS_DONE`, `BC_ACQUIRE_DONE`.
     fn ref_done(this: &Arc<Self>, ptr: u64, cookie: u64, strong: bool) {
         let mut inner = this.inner.lock();
-        let Some(st) = inner.nodes.iter_mut().find(|n| n.node.ptr == ptr) else {
+        let Some(st) = inner.nodes.get_mut(&ptr) else {
             return;
         };
         if st.node.cookie != cookie {
@@ -1152,11 +1181,7 @@ impl Process {
                 obj::TYPE_BINDER | obj::TYPE_WEAK_BINDER => {
                     let ptr = u64_at(&o.bytes, 8);
                     let mut inner = this.inner.lock();
-                    let node = inner
-                        .nodes
-                        .iter()
-                        .find(|n| n.node.ptr == ptr)
-                        .map(|n| n.node.clone());
+                    let node = inner.nodes.get(&ptr).map(|n| n.node.clone());
                     if let Some(node) = node {
                         if dec_node(&mut inner, &node, o.ty == obj::TYPE_BINDER, false) {
                             drop(inner);

@@ -175,10 +175,9 @@ impl Process {
     /// A node's work: tells user space of counts gained and lost.
     fn node_work(inner: &mut ProcessInner, node: &Arc<Node>, out: &mut Out) {
         let dead = inner.dead;
-        let Some(i) = inner.nodes.iter().position(|n| n.node.id == node.id) else {
+        let Some(st) = inner.node_state(node) else {
             return;
         };
-        let st = &mut inner.nodes[i];
         st.queued = false;
         let strong = st.internal_strong != 0 || st.local_strong != 0;
         let weak = !st.holders.is_empty() || st.local_weak != 0 || strong;
@@ -200,7 +199,7 @@ impl Process {
             st.has_weak = false;
         }
         if !weak && !strong && !dead {
-            inner.nodes.remove(i);
+            inner.nodes.remove(&node.ptr);
         }
         let mut cmd = |c: u32| {
             out.u32(c);

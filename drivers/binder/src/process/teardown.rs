@@ -95,23 +95,26 @@ impl Process {
                 core::mem::take(&mut inner.threads),
                 core::mem::take(&mut inner.todo),
                 core::mem::take(&mut inner.nodes),
-                core::mem::take(&mut inner.refs),
+                {
+                    inner.refs_by_node = RBTree::new();
+                    core::mem::take(&mut inner.refs)
+                },
             )
         };
         let mut threads = threads;
         while let Some(th) = threads.pop() {
             Process::release_thread(this, th);
         }
-        // Every node dies; holders that asked hear of it.
+        // Every node dies, by `ptr` as in C; holders that asked hear of it.
         let mut nodes = nodes;
-        while let Some(mut st) = nodes.pop() {
+        while let Some(mut st) = nodes
+            .first()
+            .map(|(&ptr, _)| ptr)
+            .and_then(|p| nodes.remove(&p))
+        {
             while let Some(holder) = st.holders.pop() {
                 let mut hi = holder.inner.lock();
-                let death = hi
-                    .refs
-                    .iter()
-                    .find(|r| r.node.id == st.node.id)
-                    .and_then(|r| r.death);
+                let death = hi.ref_by_node(&st.node).and_then(|r| r.death);
                 if let Some(id) = death {
                     let queue = hi.death(id).and_then(|d| {
                         let fire = !d.queued && !d.delivered;
@@ -128,9 +131,9 @@ impl Process {
             }
             while st.async_todo.pop_back().is_some() {}
         }
-        // Every reference goes.
+        // Every reference goes, by handle as in C.
         let mut refs = refs;
-        while let Some(r) = refs.pop() {
+        while let Some(r) = refs.first().map(|(&h, _)| h).and_then(|h| refs.remove(&h)) {
             Process::put_ref_counts(this, &r.node, r.strong > 0, true);
         }
         Process::release_work(&mut todo);

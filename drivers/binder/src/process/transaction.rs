@@ -444,10 +444,7 @@ impl Process {
                 obj::TYPE_BINDER | obj::TYPE_WEAK_BINDER => {
                     let (flags, ptr, cookie) = (u32_at(b, 4), u64_at(b, 8), u64_at(b, 16));
                     security::binder_transfer_binder(&this.cred, &target.proc.cred)?;
-                    let node = {
-                        let mut inner = this.inner.lock();
-                        Process::get_or_new_node(this, &mut inner, ptr, cookie, flags)?
-                    };
+                    let node = Process::get_or_new_node(this, ptr, cookie, flags)?;
                     if node.cookie != cookie {
                         return Err(Failed(BR_FAILED_REPLY));
                     }
