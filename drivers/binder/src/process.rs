@@ -578,15 +578,22 @@ impl Process {
             Some(uid) if uid != euid => return Err(EPERM),
             _ => mgr.uid = Some(euid),
         }
-        let node = Process::get_or_new_node(this, ptr, cookie, flags)?;
-        let mut inner = this.inner.lock();
-        if let Some(st) = inner.node_state(&node) {
-            st.local_weak += 1;
-            st.local_strong += 1;
-            st.has_strong = true;
-            st.has_weak = true;
-            st.is_manager = true;
-        }
+        // The node is made with the process lock dropped; a buffer freed
+        // meanwhile by another thread may have released it again, so the
+        // counts are taken on the node found under the lock, or it is made
+        // again (C holds a temporary reference instead).
+        let node = loop {
+            let node = Process::get_or_new_node(this, ptr, cookie, flags)?;
+            let mut inner = this.inner.lock();
+            if let Some(st) = inner.node_state(&node) {
+                st.local_weak += 1;
+                st.local_strong += 1;
+                st.has_strong = true;
+                st.has_weak = true;
+                st.is_manager = true;
+                break node;
+            }
+        };
         mgr.node = Some(node);
         Ok(())
     }
