@@ -348,34 +348,14 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
             owner: ThisModule::THIS.as_raw(),
             open: Some(Self::open),
             release: Some(Self::release),
-            read: if T::HAS_READ { Some(Self::read) } else { None },
-            write: if T::HAS_WRITE || T::HAS_WRITE_POS {
-                Some(Self::write)
-            } else {
-                None
-            },
-            llseek: if T::HAS_SEEK {
-                Some(Self::llseek)
-            } else {
-                None
-            },
-            unlocked_ioctl: if T::HAS_IOCTL {
-                Some(Self::ioctl)
-            } else {
-                None
-            },
-            compat_ioctl: if T::HAS_IOCTL {
-                Some(Self::ioctl)
-            } else {
-                None
-            },
-            poll: if T::HAS_POLL { Some(Self::poll) } else { None },
-            mmap: if T::HAS_MMAP { Some(Self::mmap) } else { None },
-            flush: if T::HAS_FLUSH {
-                Some(Self::flush)
-            } else {
-                None
-            },
+            read: vtable_slot!(T::HAS_READ, Self::read),
+            write: vtable_slot!(T::HAS_WRITE || T::HAS_WRITE_POS, Self::write),
+            llseek: vtable_slot!(T::HAS_SEEK, Self::llseek),
+            unlocked_ioctl: vtable_slot!(T::HAS_IOCTL, Self::ioctl),
+            compat_ioctl: vtable_slot!(T::HAS_IOCTL, Self::ioctl),
+            poll: vtable_slot!(T::HAS_POLL, Self::poll),
+            mmap: vtable_slot!(T::HAS_MMAP, Self::mmap),
+            flush: vtable_slot!(T::HAS_FLUSH, Self::flush),
             // SAFETY: all-zero is a valid `file_operations`: every other
             // field is an optional function pointer or an integer
             // (`mmap_supported_flags`).

@@ -14,6 +14,19 @@
 #![no_std]
 #![warn(missing_docs)]
 
+/// A C vtable's slot for an optional callback: `$f` when the driver's
+/// `#[vtable]` impl defines it (`$has`, a `HAS_*` constant), else null, so
+/// the C side behaves as for a C driver without it.
+macro_rules! vtable_slot {
+    ($has:expr, $f:expr) => {
+        if $has {
+            Some($f)
+        } else {
+            None
+        }
+    };
+}
+
 pub mod alloc;
 pub mod barrier;
 pub mod bindings;

@@ -17,7 +17,7 @@ use crate::bindings;
 pub const LINE_CAPACITY: usize = 512;
 
 /// A `printk` format per log level: the level marker (`KERN_*`) and a
-/// `%.*s` for the text, after the module's name for all but `pr_cont!`.
+/// `%.*s` for the text, after the module's name (empty for `pr_cont!`).
 #[doc(hidden)]
 pub mod format_strings {
     /// `KERN_EMERG`.
@@ -36,8 +36,8 @@ pub mod format_strings {
     pub const INFO: &[u8] = b"\x016%s: %.*s\0";
     /// `KERN_DEBUG`.
     pub const DEBUG: &[u8] = b"\x017%s: %.*s\0";
-    /// `KERN_CONT`: continues the previous line, without a prefix.
-    pub const CONT: &[u8] = b"\x01c%.*s\0";
+    /// `KERN_CONT`: continues the previous line; its prefix is empty.
+    pub const CONT: &[u8] = b"\x01c%s%.*s\0";
 }
 
 /// A fixed buffer that keeps what fits and drops the rest, cutting only at
@@ -120,18 +120,7 @@ pub fn call_printk(format: &'static [u8], prefix: &'static [u8], args: fmt::Argu
 /// Continues the previous line: `KERN_CONT`, no prefix.
 #[doc(hidden)]
 pub fn call_printk_cont(args: fmt::Arguments<'_>) {
-    let mut line = LineBuffer::new();
-    let _ = line.write_fmt(args);
-    let text = line.as_bytes();
-    // SAFETY: `CONT` is NUL-terminated and its `%.*s` takes an `int` length
-    // and a pointer to at least that many bytes, as `text` provides.
-    unsafe {
-        bindings::_printk(
-            format_strings::CONT.as_ptr().cast::<c_char>(),
-            text.len() as c_int,
-            text.as_ptr().cast::<c_char>(),
-        );
-    }
+    call_printk(format_strings::CONT, b"\0", args);
 }
 
 // `crate::__LOG_PREFIX` means the calling crate on purpose: the `module!`

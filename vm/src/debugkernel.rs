@@ -201,6 +201,12 @@ fn run_logged(cmd: &mut Command, log: &Path, what: &str) -> Result<()> {
         .stderr(file)
         .status()
         .with_context(|| format!("cannot run {what}"))?;
+    check_status(status, log, what)
+}
+
+/// `Ok` if the command `what` succeeded, else an error with the last
+/// lines of its log.
+fn check_status(status: std::process::ExitStatus, log: &Path, what: &str) -> Result<()> {
     if !status.success() {
         let text = fs::read_to_string(log).unwrap_or_default();
         bail!(
@@ -212,18 +218,33 @@ fn run_logged(cmd: &mut Command, log: &Path, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Builds the debug kernel into `dk.dir` (unpack, configure, compile),
+/// then writes the [`COMPLETE`] marker with the time it took.
 fn build(dk: &DebugKernel) -> Result<()> {
     let started = Instant::now();
     fs::create_dir_all(&dk.dir).with_context(|| format!("cannot create {}", dk.dir.display()))?;
     let log = dk.log();
     fs::write(&log, "")?;
-    let tree = dk.tree();
-    let tmp = dk.dir.join("src.tmp");
     println!(
         "vm-debug: building the debug kernel in {}",
         dk.dir.display()
     );
     println!("vm-debug: log in {}", log.display());
+    unpack(dk, &log)?;
+    configure(dk, &log)?;
+    compile(dk, &log, started)?;
+    let took = format!("built in {}", minutes(started.elapsed()));
+    let mut f = fs::File::create(dk.dir.join(COMPLETE))?;
+    writeln!(f, "{took}")?;
+    println!("vm-debug: {took}: {}", dk.vmlinux().display());
+    Ok(())
+}
+
+/// Unpacks [`SOURCE_TARBALL`] into a fresh tree (through a temporary
+/// folder, so that a killed unpack leaves no half tree).
+fn unpack(dk: &DebugKernel, log: &Path) -> Result<()> {
+    let tree = dk.tree();
+    let tmp = dk.dir.join("src.tmp");
     println!("vm-debug: unpacking {SOURCE_TARBALL} ...");
     let _ = fs::remove_dir_all(&tmp);
     let _ = fs::remove_dir_all(&tree);
@@ -235,10 +256,17 @@ fn build(dk: &DebugKernel) -> Result<()> {
             .arg("-C")
             .arg(&tmp)
             .arg("--strip-components=1"),
-        &log,
+        log,
         "tar",
     )?;
     fs::rename(&tmp, &tree)?;
+    Ok(())
+}
+
+/// `make allnoconfig` with the fragment, then checks that Kconfig took
+/// every option of it.
+fn configure(dk: &DebugKernel, log: &Path) -> Result<()> {
+    let tree = dk.tree();
     let fragment = dk.dir.join("debug.config");
     fs::write(&fragment, FRAGMENT)?;
     println!("vm-debug: configuring (allnoconfig + vm/debug/debug.config) ...");
@@ -249,7 +277,7 @@ fn build(dk: &DebugKernel) -> Result<()> {
             .arg("ARCH=x86_64")
             .arg(format!("KCONFIG_ALLCONFIG={}", fragment.display()))
             .arg("allnoconfig"),
-        &log,
+        log,
         "make allnoconfig",
     )?;
     let dotconfig =
@@ -262,15 +290,21 @@ fn build(dk: &DebugKernel) -> Result<()> {
             missing.join(", ")
         );
     }
+    Ok(())
+}
+
+/// The long `make`: the kernel, its modules and what out-of-tree modules
+/// need, at low priority, with a progress line every 30 s.
+fn compile(dk: &DebugKernel, log: &Path, started: Instant) -> Result<()> {
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
     println!(
         "vm-debug: make -j{jobs} vmlinux bzImage modules modules_prepare (about 15 min on 2 cores) ..."
     );
-    let file = fs::OpenOptions::new().append(true).open(&log)?;
-    let mut child = Command::new("nice")
+    let file = fs::OpenOptions::new().append(true).open(log)?;
+    let child = Command::new("nice")
         .arg("make")
         .arg("-C")
-        .arg(&tree)
+        .arg(dk.tree())
         .arg("ARCH=x86_64")
         .arg(format!("-j{jobs}"))
         .args(["vmlinux", "bzImage", "modules", "modules_prepare"])
@@ -280,10 +314,21 @@ fn build(dk: &DebugKernel) -> Result<()> {
         .process_group(0)
         .spawn()
         .context("cannot run make")?;
+    let status = wait_with_progress(child, log, started)?;
+    check_status(status, log, "the debug kernel build")
+}
+
+/// Waits for the build's `make`, printing how many files it compiled
+/// every 30 s; on Ctrl-C kills its process group.
+fn wait_with_progress(
+    mut child: std::process::Child,
+    log: &Path,
+    started: Instant,
+) -> Result<std::process::ExitStatus> {
     let mut last = Instant::now();
-    let status = loop {
+    loop {
         if let Some(status) = child.try_wait()? {
-            break status;
+            return Ok(status);
         }
         if crate::qemu::interrupted() {
             let _ = Command::new("kill")
@@ -295,7 +340,7 @@ fn build(dk: &DebugKernel) -> Result<()> {
         }
         if last.elapsed() >= Duration::from_secs(30) {
             last = Instant::now();
-            let text = fs::read_to_string(&log).unwrap_or_default();
+            let text = fs::read_to_string(log).unwrap_or_default();
             let compiled = text.lines().filter(|l| l.starts_with("  CC")).count();
             println!(
                 "vm-debug: {compiled} files compiled, {} elapsed",
@@ -303,20 +348,7 @@ fn build(dk: &DebugKernel) -> Result<()> {
             );
         }
         std::thread::sleep(Duration::from_millis(500));
-    };
-    if !status.success() {
-        let text = fs::read_to_string(&log).unwrap_or_default();
-        bail!(
-            "the debug kernel build failed; last lines of {}:\n{}",
-            log.display(),
-            tail(&text, 30)
-        );
     }
-    let took = format!("built in {}", minutes(started.elapsed()));
-    let mut f = fs::File::create(dk.dir.join(COMPLETE))?;
-    writeln!(f, "{took}")?;
-    println!("vm-debug: {took}: {}", dk.vmlinux().display());
-    Ok(())
 }
 
 fn minutes(d: Duration) -> String {

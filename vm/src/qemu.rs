@@ -132,88 +132,142 @@ pub fn qemu_args(guest: &Guest, initramfs: &Path, console: &Path, results: &Path
 /// Ctrl-C, after killing QEMU and removing the temporary folder.
 pub fn run(guest: &Guest, progress: &mut dyn FnMut(Progress)) -> Result<GuestRun> {
     let tmp = tempfile::Builder::new().prefix("checker-vm-").tempdir()?;
-    let dir = tmp.path();
+    let files = RunFiles::in_dir(tmp.path());
     let token = channel::new_token().context("cannot read /dev/urandom")?;
     let busybox = guest::read_busybox()?;
     let contents = Contents::read(guest)?;
-    let initramfs = dir.join("initramfs.cpio");
-    guest::write_initramfs(&initramfs, &busybox, &contents, &guest.steps, &token)?;
-    let console_path = dir.join("console.log");
-    let results_path = dir.join("results.log");
-    let stderr_path = dir.join("qemu.stderr");
+    guest::write_initramfs(&files.initramfs, &busybox, &contents, &guest.steps, &token)?;
 
-    let mut cmd = Command::new("qemu-system-x86_64");
-    cmd.args(qemu_args(guest, &initramfs, &console_path, &results_path))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(fs::File::create(&stderr_path)?)
-        // Its own process group: Ctrl-C reaches the checker only, which then
-        // kills QEMU itself.
-        .process_group(0);
     let started = Instant::now();
-    let mut qemu = QemuGuard(
-        cmd.spawn()
-            .context("cannot start qemu-system-x86_64: install qemu-system-x86 (`make setup`)")?,
-    );
+    let mut qemu = start(guest, &files)?;
     progress(Progress::Booting);
-
-    let mut boot_time = None;
-    let mut seen_len = 0u64;
-    let mut reported = 0usize; // steps whose start was reported
-    let (ending, qemu_status) = loop {
-        if let Some(status) = qemu.0.try_wait()? {
-            break (Ending::Exited, Some(status));
-        }
-        if interrupted() {
-            drop(qemu);
-            drop(tmp);
-            return Err(Interrupted.into());
-        }
-        if started.elapsed() >= guest.timeout {
-            let _ = qemu.0.kill();
-            let _ = qemu.0.wait();
-            break (Ending::TimedOut, None);
-        }
-        let len = fs::metadata(&results_path).map(|m| m.len()).unwrap_or(0);
-        if len != seen_len {
-            seen_len = len;
-            let text =
-                String::from_utf8_lossy(&fs::read(&results_path).unwrap_or_default()).into_owned();
-            let t = channel::parse(&token, &text);
-            if boot_time.is_none() && t.last_started().is_some() {
-                boot_time = Some(started.elapsed());
-            }
-            if let Some(last) = t.last_started() {
-                while reported <= last {
-                    progress(Progress::StepStarted(reported));
-                    reported += 1;
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let mut watch = StepWatch::new(&token, started);
+    let (ending, qemu_status) = wait(&mut qemu, guest.timeout, started, &mut || {
+        watch.poll(&files.results, progress)
+    })?;
     let wall = started.elapsed();
     drop(qemu);
     let read = |p: &Path| String::from_utf8_lossy(&fs::read(p).unwrap_or_default()).into_owned();
-    let console = read(&console_path);
-    let results_text = read(&results_path);
+    let results_text = read(&files.results);
     let transcript = channel::parse(&token, &results_text);
-    if boot_time.is_none() && transcript.last_started().is_some() {
-        boot_time = Some(wall);
-    }
-    let qemu_stderr = read(&stderr_path);
-    let kept_dir = if guest.keep { Some(tmp.keep()) } else { None };
+    let boot_time = (watch.boot_time).or(transcript.last_started().map(|_| wall));
     Ok(GuestRun {
-        console,
+        console: read(&files.console),
         transcript,
         results_text,
         ending,
         qemu_status,
-        qemu_stderr,
+        qemu_stderr: read(&files.stderr),
         wall,
         boot_time,
-        kept_dir,
+        kept_dir: guest.keep.then(|| tmp.keep()),
     })
+}
+
+/// The files of one run, in its temporary folder.
+struct RunFiles {
+    initramfs: PathBuf,
+    console: PathBuf,
+    results: PathBuf,
+    stderr: PathBuf,
+}
+
+impl RunFiles {
+    fn in_dir(dir: &Path) -> RunFiles {
+        RunFiles {
+            initramfs: dir.join("initramfs.cpio"),
+            console: dir.join("console.log"),
+            results: dir.join("results.log"),
+            stderr: dir.join("qemu.stderr"),
+        }
+    }
+}
+
+/// Starts QEMU for `guest`.
+fn start(guest: &Guest, files: &RunFiles) -> Result<QemuGuard> {
+    let mut cmd = Command::new("qemu-system-x86_64");
+    cmd.args(qemu_args(
+        guest,
+        &files.initramfs,
+        &files.console,
+        &files.results,
+    ))
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(fs::File::create(&files.stderr)?)
+    // Its own process group: Ctrl-C reaches the checker only, which then
+    // kills QEMU itself.
+    .process_group(0);
+    let child = cmd
+        .spawn()
+        .context("cannot start qemu-system-x86_64: install qemu-system-x86 (`make setup`)")?;
+    Ok(QemuGuard(child))
+}
+
+/// Waits for QEMU to exit or the time limit (then kills it), calling
+/// `poll` every 50 ms; `Err(Interrupted)` on Ctrl-C.
+fn wait(
+    qemu: &mut QemuGuard,
+    timeout: Duration,
+    started: Instant,
+    poll: &mut dyn FnMut(),
+) -> Result<(Ending, Option<ExitStatus>)> {
+    loop {
+        if let Some(status) = qemu.0.try_wait()? {
+            return Ok((Ending::Exited, Some(status)));
+        }
+        if interrupted() {
+            return Err(Interrupted.into());
+        }
+        if started.elapsed() >= timeout {
+            let _ = qemu.0.kill();
+            let _ = qemu.0.wait();
+            return Ok((Ending::TimedOut, None));
+        }
+        poll();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Follows the result channel while the guest runs: reports each step's
+/// start once and notes when the first one started.
+struct StepWatch<'a> {
+    token: &'a str,
+    started: Instant,
+    seen_len: u64,
+    /// Steps whose start was reported.
+    reported: usize,
+    boot_time: Option<Duration>,
+}
+
+impl<'a> StepWatch<'a> {
+    fn new(token: &'a str, started: Instant) -> Self {
+        StepWatch {
+            token,
+            started,
+            seen_len: 0,
+            reported: 0,
+            boot_time: None,
+        }
+    }
+
+    /// Reads the channel again if it grew.
+    fn poll(&mut self, results: &Path, progress: &mut dyn FnMut(Progress)) {
+        let len = fs::metadata(results).map(|m| m.len()).unwrap_or(0);
+        if len == self.seen_len {
+            return;
+        }
+        self.seen_len = len;
+        let text = String::from_utf8_lossy(&fs::read(results).unwrap_or_default()).into_owned();
+        let Some(last) = channel::parse(self.token, &text).last_started() else {
+            return;
+        };
+        self.boot_time.get_or_insert_with(|| self.started.elapsed());
+        while self.reported <= last {
+            progress(Progress::StepStarted(self.reported));
+            self.reported += 1;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -420,11 +420,10 @@ pub fn summary_table(entries: &[Entry]) -> String {
             }
         }
     };
-    let mut rows: Vec<Vec<String>> = Vec::new();
     let mut head = vec!["student".to_owned()];
     head.extend(labs.iter().map(|l| (*l).to_owned()));
     head.push("total".to_owned());
-    rows.push(head);
+    let mut rows = vec![head];
     for s in &students {
         let mut row = vec![if s.is_empty() {
             "(this tree)".to_owned()
@@ -432,23 +431,35 @@ pub fn summary_table(entries: &[Entry]) -> String {
             (*s).to_owned()
         }];
         row.extend(labs.iter().map(|l| cell(s, l)));
-        let (earned, points) = entries
-            .iter()
-            .filter(|e| e.student == *s)
-            .fold((0, 0), |(a, b), e| {
-                (a + e.result.earned, b + e.result.points)
-            });
+        let (earned, points) = score(entries.iter().filter(|e| e.student == *s));
         row.push(format!("{earned}/{points}"));
         rows.push(row);
     }
-    let cols = rows[0].len();
+    align(&rows)
+}
+
+/// Points earned and the most there were, over `entries`.
+fn score<'a>(entries: impl Iterator<Item = &'a Entry>) -> (u32, u32) {
+    entries.fold((0, 0), |(a, b), e| {
+        (a + e.result.earned, b + e.result.points)
+    })
+}
+
+/// `rows` as text: each column as wide as its widest cell, two spaces
+/// between columns, no trailing blanks.
+fn align(rows: &[Vec<String>]) -> String {
+    let cols = rows.first().map_or(0, Vec::len);
     let widths: Vec<usize> = (0..cols)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            (rows.iter())
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
-    for row in &rows {
-        let line: Vec<String> = row
-            .iter()
+    for row in rows {
+        let line: Vec<String> = (row.iter())
             .zip(&widths)
             .map(|(v, w)| format!("{v:<w$}"))
             .collect();
@@ -480,9 +491,7 @@ fn lab_rows(entries: &[Entry]) -> String {
     for r in &rows {
         out.push_str(&format!("{:<w0$}  {:<w1$}  {}\n", r[0], r[1], r[2]));
     }
-    let (earned, points) = entries.iter().fold((0, 0), |(a, b), e| {
-        (a + e.result.earned, b + e.result.points)
-    });
+    let (earned, points) = score(entries.iter());
     out.push_str(&format!("{:<w0$}  {earned}/{points}\n", "total"));
     out
 }

@@ -755,7 +755,7 @@ impl LabRun<'_> {
         ref_dir: &Path,
         out: &mut dyn Reporter,
     ) -> Result<RunResult> {
-        let (lab, tc, plan) = (&self.lab, self.tc, &self.plan);
+        let (lab, tc) = (&self.lab, self.tc);
         let (accel, why) = accel::choose(self.opts.accel, &tc.vmlinuz, &tc.cache);
         let timeout = self.timeout();
         // The lab's disks: made for this run, read again by its
@@ -784,6 +784,26 @@ impl LabRun<'_> {
         if let Some(dir) = &run.kept_dir {
             out.event(&Event::Kept { dir: dir.clone() });
         }
+        let result = self.grade_run(build, host_steps, &run, &disks, timeout, out)?;
+        Ok(RunResult {
+            accel: Some(accel.to_string()),
+            ..result
+        })
+    }
+
+    /// Grades a guest run after the host steps: its steps, a crash on its
+    /// console, the disks after power-off; keeps its logs next to the
+    /// build log.
+    fn grade_run(
+        &self,
+        build: BuildOutcome,
+        host_steps: Vec<StepGrade>,
+        run: &vm::GuestRun,
+        disks: &[devices::MadeDisk],
+        timeout: u64,
+        out: &mut dyn Reporter,
+    ) -> Result<RunResult> {
+        let (lab, plan) = (&self.lab, &self.plan);
         let timed_out = run.ending == Ending::TimedOut;
         let update = grade::update_requested();
         let mut steps = host_steps;
@@ -802,14 +822,13 @@ impl LabRun<'_> {
         if let Some(crash) = &crash {
             grade::fail_reported_step(&mut steps, crash);
         }
-        steps.extend(self.check_disks(&disks, &run.transcript)?);
+        steps.extend(self.check_disks(disks, &run.transcript)?);
         steps.sort_by_key(|g| g.id);
         grade::apply_depends(lab, &mut steps);
-        if let Some(e) = self.unfinished(&run, timed_out, crash.is_some(), timeout) {
+        if let Some(e) = self.unfinished(run, timed_out, crash.is_some(), timeout) {
             out.event(&e);
         }
         Ok(RunResult {
-            accel: Some(accel.to_string()),
             boot_time: run.boot_time,
             console_log: Some(console_log),
             crash,

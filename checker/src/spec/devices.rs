@@ -43,19 +43,15 @@ pub struct DiskSpec {
     /// Size in MiB (`size`).
     pub size: u32,
     /// Logical block size in bytes (`block_size`).
-    #[serde(default)]
     pub block_size: Option<u32>,
     /// What the host writes (`image`).
     #[serde(default)]
     pub image: ImageKind,
     /// The pattern's seed (`seed`).
-    #[serde(default)]
     pub seed: Option<u64>,
     /// The pattern's generation (`generation`).
-    #[serde(default)]
     pub generation: Option<u32>,
     /// QEMU's cache mode (`cache`).
-    #[serde(default)]
     pub cache: Option<CacheMode>,
 }
 
@@ -105,16 +101,12 @@ pub struct NvmeSpec {
     /// The `[[disk]]` it serves (`disk`).
     pub disk: String,
     /// Its serial number (`serial`).
-    #[serde(default)]
     pub serial: Option<String>,
     /// QEMU's `max_ioqpairs`.
-    #[serde(default)]
     pub max_ioqpairs: Option<u32>,
     /// QEMU's `mdts`.
-    #[serde(default)]
     pub mdts: Option<u8>,
     /// QEMU's `msix_qsize`.
-    #[serde(default)]
     pub msix_qsize: Option<u32>,
 }
 

@@ -181,7 +181,6 @@ pub struct LabConfig {
     pub student: Vec<String>,
     /// Where the reference solution keeps its copies of the student files
     /// (`solution_dir`, relative to the lab folder; default `solution`).
-    #[serde(default)]
     pub solution_dir: Option<String>,
     /// Rules of [`crate::spec::policy`] that this lab lifts (`allow`).
     #[serde(default)]
@@ -192,13 +191,10 @@ pub struct LabConfig {
     #[serde(skip)]
     pub expected_dir: Option<PathBuf>,
     /// Guest CPUs.
-    #[serde(default)]
     pub smp: Option<u32>,
     /// Time limit of the whole guest run, in seconds.
-    #[serde(default)]
     pub timeout: Option<u64>,
     /// Guest memory in MiB (see [`crate::spec::devices`]).
-    #[serde(default)]
     pub memory: Option<u32>,
     /// `[[disk]]`: disks the host makes for the guest.
     #[serde(default, rename = "disk")]

@@ -160,6 +160,22 @@ pub fn render(rounds: &[Vec<Option<Vec<f64>>>], settings: &str, seconds: f64) ->
         return out;
     }
     let rust = sum(rounds, &[1, 2], 0).is_some();
+    out.push_str(&table(rounds, rust));
+    if !rust {
+        let _ = writeln!(
+            out,
+            "\nRust: not measurable yet (rnvme made no disk to read), so only the C \
+             driver's runs and their noise."
+        );
+    }
+    let _ = writeln!(out, "\nSettings: {}.", settings.trim().replace('\n', "; "));
+    out
+}
+/// The table of [`render`], a row per workload; Rust's columns only when
+/// `rust` (its runs were measured).
+fn table(rounds: &[Vec<Option<Vec<f64>>>], rust: bool) -> String {
+    let mut out = String::new();
+    let runs = (2 * rounds.len()) as f64;
     if rust {
         let _ = writeln!(
             out,
@@ -176,44 +192,39 @@ pub fn render(rounds: &[Vec<Option<Vec<f64>>>], settings: &str, seconds: f64) ->
             sum(rounds, &[3], w).unwrap_or(0.0),
             sum(rounds, &[0], w).unwrap_or(0.0),
         );
-        let by_round = |at: &[usize], base: &[usize]| -> String {
-            (rounds.iter())
-                .map(|r| {
-                    let r = std::slice::from_ref(r);
-                    let a = sum(r, at, w).unwrap_or(0.0);
-                    format!("{:.2}", ratio(a, sum(r, base, w).unwrap_or(0.0)))
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         if rust {
             let r = sum(rounds, &[1, 2], w).unwrap_or(0.0);
             let _ = writeln!(
                 out,
                 "| {name} | {:.0} | {:.0} | {:.2} | {noise:.2} | {} |",
-                c / (2 * n) as f64,
-                r / (2 * n) as f64,
+                c / runs,
+                r / runs,
                 ratio(r, c),
-                by_round(&[1, 2], &[0, 3])
+                by_round(rounds, w, &[1, 2], &[0, 3])
             );
         } else {
             let _ = writeln!(
                 out,
                 "| {name} | {:.0} | {noise:.2} | {} |",
-                c / (2 * n) as f64,
-                by_round(&[3], &[0])
+                c / runs,
+                by_round(rounds, w, &[3], &[0])
             );
         }
     }
-    if !rust {
-        let _ = writeln!(
-            out,
-            "\nRust: not measurable yet (rnvme made no disk to read), so only the C \
-             driver's runs and their noise."
-        );
-    }
-    let _ = writeln!(out, "\nSettings: {}.", settings.trim().replace('\n', "; "));
     out
+}
+
+/// Each round's ratio of workload `w` in its runs `at` to its runs
+/// `base`, comma-separated.
+fn by_round(rounds: &[Vec<Option<Vec<f64>>>], w: usize, at: &[usize], base: &[usize]) -> String {
+    (rounds.iter())
+        .map(|r| {
+            let r = std::slice::from_ref(r);
+            let a = sum(r, at, w).unwrap_or(0.0);
+            format!("{:.2}", ratio(a, sum(r, base, w).unwrap_or(0.0)))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Builds `drivers/nvme` for `tc`'s kernel.

@@ -158,27 +158,15 @@ pub(crate) struct OperationsVTable<T>(PhantomData<T>);
 impl<T: Operations> OperationsVTable<T> {
     const VTABLE: bindings::blk_mq_ops = bindings::blk_mq_ops {
         queue_rq: Some(Self::queue_rq),
-        commit_rqs: if T::HAS_COMMIT_RQS {
-            Some(Self::commit_rqs)
-        } else {
-            None
-        },
-        timeout: if T::HAS_TIMEOUT {
-            Some(Self::timeout)
-        } else {
-            None
-        },
-        poll: if T::HAS_POLL { Some(Self::poll) } else { None },
+        commit_rqs: vtable_slot!(T::HAS_COMMIT_RQS, Self::commit_rqs),
+        timeout: vtable_slot!(T::HAS_TIMEOUT, Self::timeout),
+        poll: vtable_slot!(T::HAS_POLL, Self::poll),
         complete: Some(Self::complete),
         init_hctx: Some(Self::init_hctx),
         exit_hctx: Some(Self::exit_hctx),
         init_request: Some(Self::init_request),
         exit_request: Some(Self::exit_request),
-        map_queues: if T::HAS_MAP_QUEUES {
-            Some(Self::map_queues)
-        } else {
-            None
-        },
+        map_queues: vtable_slot!(T::HAS_MAP_QUEUES, Self::map_queues),
         // SAFETY: all-zero is a valid `blk_mq_ops`: every other field is an
         // optional function pointer.
         ..unsafe { core::mem::zeroed() }
