@@ -85,10 +85,9 @@ struct NodeState {
     has_weak: bool,
     pending_strong: bool,
     pending_weak: bool,
-    /// The node's `work` is in a work list.
-    queued: bool,
     /// The node's news for its owner (C's `node->work`), made with the
-    /// node so that queueing it never allocates.
+    /// node so that queueing it never allocates; queued while it is in a
+    /// work list of the owner ([`WorkItem::is_queued`]).
     work: Arc<WorkItem>,
     is_manager: bool,
     /// A one-way transaction to it is being handled; later ones wait here.
@@ -119,12 +118,12 @@ struct Death {
     id: u64,
     cookie: u64,
     kind: DeathKind,
-    /// In a work list, or in the delivered list.
-    queued: bool,
+    /// Delivered to user space, awaiting `BC_DEAD_BINDER_DONE`.
     delivered: bool,
     /// The reference still points at it.
     attached: bool,
-    /// Its `Work::Death(id)`, made with it (C's `death->work`).
+    /// Its `Work::Death(id)`, made with it (C's `death->work`); queued
+    /// while it is in a work list of this process.
     work: Arc<WorkItem>,
 }
 
@@ -153,6 +152,12 @@ struct WorkItem {
 impl_list_item!(WorkItem, links);
 
 impl WorkItem {
+    /// In a work list (as C's `!list_empty(&work->entry)`). Exact under
+    /// the lock of the process whose lists it goes into.
+    fn is_queued(&self) -> bool {
+        self.links.is_listed()
+    }
+
     fn new(work: Work) -> Result<Arc<WorkItem>, kernel::alloc::AllocError> {
         Arc::new(
             WorkItem {
@@ -303,7 +308,7 @@ impl ProcessInner {
     }
 
     /// Queues a death's work to the thread if it is a looper, else to the
-    /// process. The death's `queued` was false: its work is in no list.
+    /// process. Its work is in no list.
     fn queue_death(&mut self, thread: Option<u64>, w: Arc<WorkItem>) -> Result {
         if let Some(t) = thread.and_then(|tid| self.thread(tid)) {
             if t.looper & (LOOPER_REGISTERED | LOOPER_ENTERED) != 0 {
@@ -347,12 +352,11 @@ fn inc_node(
         if !internal {
             st.local_weak += 1;
         }
-        if !st.has_weak && thread.is_some() && !st.queued {
+        if !st.has_weak && thread.is_some() && !st.work.is_queued() {
             queue = true;
         }
     }
     if queue {
-        st.queued = true;
         let work = st.work.clone();
         inner.dequeue(&work);
         if let Some(t) = thread.and_then(|tid| inner.thread(tid)) {
@@ -390,14 +394,10 @@ fn dec_node(inner: &mut ProcessInner, node: &Node, strong: bool, internal: bool)
         }
     }
     if !dead && (st.has_strong || st.has_weak) {
-        if !st.queued {
-            st.queued = true;
+        if !st.work.is_queued() {
             let w = st.work.clone();
-            if inner.todo.push_back(w).is_err() {
-                if let Some(st) = inner.node_state(node) {
-                    st.queued = false;
-                }
-            }
+            // In no list: it cannot be refused.
+            let _ = inner.todo.push_back(w);
             return true;
         }
     } else if st.holders.is_empty() && st.local_strong == 0 && st.local_weak == 0 {
@@ -634,7 +634,6 @@ impl Process {
                 has_weak: false,
                 pending_strong: false,
                 pending_weak: false,
-                queued: false,
                 work,
                 is_manager: false,
                 has_async: false,
@@ -797,7 +796,6 @@ impl Process {
                     d.delivered = false;
                     if d.kind == DeathKind::DeadAndClear {
                         d.kind = DeathKind::Clear;
-                        d.queued = true;
                         let w = d.work.clone();
                         inner.queue_death(Some(tid), w)?;
                         drop(inner);
@@ -1066,7 +1064,6 @@ impl Process {
                 id,
                 cookie,
                 kind: DeathKind::Dead,
-                queued: false,
                 delivered: false,
                 attached: true,
                 work,
@@ -1083,7 +1080,6 @@ impl Process {
             if dead {
                 let mut inner = this.inner.lock();
                 if let Some(d) = inner.death(id) {
-                    d.queued = true;
                     let w = d.work.clone();
                     // Refused only if the owner's release queued it meanwhile.
                     let _ = inner.todo.push_back(w);
@@ -1106,9 +1102,8 @@ impl Process {
                 r.death = None;
             }
             let d = inner.death(did).ok_or(EINVAL)?;
-            if !d.queued && !d.delivered {
+            if !d.work.is_queued() && !d.delivered {
                 d.kind = DeathKind::Clear;
-                d.queued = true;
                 let w = d.work.clone();
                 inner.queue_death(Some(tid), w)?;
                 drop(inner);

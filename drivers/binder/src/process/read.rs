@@ -121,7 +121,6 @@ impl Process {
                         let Some(d) = inner.death(id) else {
                             continue;
                         };
-                        d.queued = false;
                         let cookie = d.cookie;
                         let cmd = if d.kind == DeathKind::Clear {
                             BR_CLEAR_DEATH_NOTIFICATION_DONE
@@ -178,7 +177,6 @@ impl Process {
         let Some(st) = inner.node_state(node) else {
             return;
         };
-        st.queued = false;
         let strong = st.internal_strong != 0 || st.local_strong != 0;
         let weak = !st.holders.is_empty() || st.local_weak != 0 || strong;
         let (has_strong, has_weak) = (st.has_strong, st.has_weak);

@@ -116,13 +116,10 @@ impl Process {
                 let mut hi = holder.inner.lock();
                 let death = hi.ref_by_node(&st.node).and_then(|r| r.death);
                 if let Some(id) = death {
-                    let queue = hi.death(id).and_then(|d| {
-                        let fire = !d.queued && !d.delivered;
-                        if fire {
-                            d.queued = true;
-                        }
-                        fire.then(|| d.work.clone())
-                    });
+                    let queue = hi
+                        .death(id)
+                        .filter(|d| !d.work.is_queued() && !d.delivered)
+                        .map(|d| d.work.clone());
                     if queue.is_some_and(|w| hi.todo.push_back(w).is_ok()) {
                         drop(hi);
                         holder.work.notify_all();
