@@ -36,8 +36,6 @@ pub enum Slot {
 /// Where and in what order a lab's steps run.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    /// How many steps the lab has.
-    pub steps: usize,
     /// Host and compile-fail steps, run before the build, in order.
     pub host: Vec<StepId>,
     /// `check_disk` steps, run on the host after the guest powered off.
@@ -63,7 +61,6 @@ impl Plan {
                 .map(Slot::Reference),
         );
         Plan {
-            steps: steps.len(),
             host: ids().filter(|id| !is_guest(id) && !is_after(id)).collect(),
             after: ids().filter(is_after).collect(),
             guest,

@@ -35,8 +35,8 @@ fn every_submission_gets_its_verdict() {
             "{} ({form})\n  graded: {}\n  taken: {}\n  ignored: {}\n  rejected before the build:{}\n\n",
             sub.student,
             list(&p.labs),
-            list(&p.taken),
-            list(&p.ignored),
+            list(&p.files.taken),
+            list(&p.files.ignored),
             if rejected.is_empty() {
                 " (none)".to_owned()
             } else {
@@ -44,7 +44,7 @@ fn every_submission_gets_its_verdict() {
             }
         ));
         // Whatever was ignored, the workspace holds the course's copy.
-        for path in p.ignored.iter().filter(|f| f.starts_with("labs/")) {
+        for path in p.files.ignored.iter().filter(|f| f.starts_with("labs/")) {
             let ours = fs::read(root.join(path)).ok();
             let graded = fs::read(p.workspace.join(path)).ok();
             let in_expected = path.contains("/expected/");
@@ -59,7 +59,7 @@ fn every_submission_gets_its_verdict() {
             Source::Tree(dir) => dir.clone(),
             Source::Patch(_) => work.path().join(&sub.student).join("submitted"),
         };
-        for path in &p.taken {
+        for path in &p.files.taken {
             assert_eq!(
                 fs::read(p.workspace.join(path)).ok(),
                 fs::read(theirs_root.join(path)).ok(),

@@ -75,7 +75,7 @@ pub fn all_fixtures(root: &Path) -> Result<Vec<PathBuf>> {
 /// The verdict line compared with `verdict.txt` (Debian's kernel) or
 /// `debug-verdict.txt`, which also names the report that decided it.
 pub fn verdict_line(r: &LabResult, kernel: KernelChoice) -> String {
-    let line = format!("{}; {}/{} points", r.verdict.short(), r.earned, r.points);
+    let line = format!("{}; {} points", r.verdict.short(), r.score);
     match (kernel, &r.verdict.line) {
         (KernelChoice::Debug, Some(report)) => format!("{line}; {}", report_headline(report)),
         _ => line,

@@ -352,10 +352,8 @@ pub struct Prepared {
     pub expected: PathBuf,
     /// Labs to grade.
     pub labs: Vec<String>,
-    /// Student files taken from the submission.
-    pub taken: Vec<String>,
-    /// Changes of the submission that were not taken.
-    pub ignored: Vec<String>,
+    /// The submission's changes: the student files taken, the rest ignored.
+    pub files: Collected,
     /// Rules the student files of the graded labs break, by lab.
     pub violations: Vec<(String, Violation)>,
 }
@@ -388,8 +386,8 @@ pub fn prepare_sources(
         }
     };
     course_workspace(root, &ws, &expected, &course)?;
-    let collected = collect(&changed, &course);
-    for path in &collected.taken {
+    let files = collect(&changed, &course);
+    for path in &files.taken {
         let (from, to) = (submitted.join(path), ws.join(path));
         if let Some(dir) = to.parent() {
             fs::create_dir_all(dir)?;
@@ -414,8 +412,7 @@ pub fn prepare_sources(
         workspace: ws,
         expected,
         labs,
-        taken: collected.taken,
-        ignored: collected.ignored,
+        files,
         violations,
     })
 }
@@ -732,7 +729,7 @@ impl Notes {
     pub fn of(p: &Prepared) -> Notes {
         Notes {
             student: p.student.clone(),
-            ignored: p.ignored.clone(),
+            ignored: p.files.ignored.clone(),
             violations: p
                 .violations
                 .iter()
@@ -929,8 +926,8 @@ mod tests {
     #[track_caller]
     fn only_the_student_file_is_taken(p: &Prepared, ignored: &[&str]) {
         assert_eq!(p.labs, ["lab-01"]);
-        assert_eq!(p.taken, ["labs/lab-01/src/lib.rs"]);
-        assert_eq!(p.ignored, ignored);
+        assert_eq!(p.files.taken, ["labs/lab-01/src/lib.rs"]);
+        assert_eq!(p.files.ignored, ignored);
     }
 
     /// The snapshots are not in the workspace the build sees, and the run
@@ -1005,8 +1002,8 @@ mod tests {
         )
         .unwrap();
         let p = prepare_sources(&root, &sub, &d.path().join("work"), &[]).unwrap();
-        assert!(p.taken.is_empty());
-        assert!(p.ignored.contains(
+        assert!(p.files.taken.is_empty());
+        assert!(p.files.ignored.contains(
             &"labs/lab-01/src/lib.rs (not a regular file: the course's copy is used)".to_owned()
         ));
         assert_eq!(read("labs/lab-01/src/lib.rs"), "// TODO\n");

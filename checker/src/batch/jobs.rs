@@ -242,9 +242,8 @@ pub fn done_line(done: usize, total: usize, job: &Job, r: &LabResult, took: Dura
     let what = r.verdict.short();
     let line = r.verdict.line_in(": ", "");
     format!(
-        "[{done}/{total}] {who}: {}/{} points, {what}{line} ({:.1} s)",
-        r.earned,
-        r.points,
+        "[{done}/{total}] {who}: {} points, {what}{line} ({:.1} s)",
+        r.score,
         took.as_secs_f64()
     )
 }

@@ -178,18 +178,44 @@ pub struct StepGrade {
     pub unload_refused: bool,
 }
 
+/// Points earned of the points there were: of a step, all or none; of a
+/// lab or a submission, the sum of its steps'.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Score {
+    /// Points earned.
+    pub earned: u32,
+    /// Points there were.
+    pub points: u32,
+}
+
+impl std::fmt::Display for Score {
+    /// `earned/points`, as every report writes a score.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.earned, self.points)
+    }
+}
+
+impl std::iter::Sum for Score {
+    fn sum<I: Iterator<Item = Score>>(scores: I) -> Score {
+        scores.fold(Score::default(), |a, b| Score {
+            earned: a.earned + b.earned,
+            points: a.points + b.points,
+        })
+    }
+}
+
 impl StepGrade {
     /// Passed (or updated).
     pub fn passed(&self) -> bool {
         self.status.passed()
     }
 
-    /// The points earned: all of them when passed, else none.
-    pub fn earned(&self) -> u32 {
-        if self.passed() {
-            self.points
-        } else {
-            0
+    /// The step's score: all its points when passed, else none.
+    pub fn score(&self) -> Score {
+        let earned = if self.passed() { self.points } else { 0 };
+        Score {
+            earned,
+            points: self.points,
         }
     }
 
@@ -700,7 +726,8 @@ mod tests {
 
     #[test]
     fn a_reported_problem_fails_its_step_and_skips_its_dependents() {
-        let (_dir, lab) = crate::testutil::lab_on_disk(
+        let lab = crate::testutil::lab(
+            "lab",
             "title='t'\nchapter='c.md'\nmodules=['m']\n\
              [[step]]\nname='load'\nrun='insmod /lab/m.ko'\n\
              [[step]]\nname='use'\nrun='cat /dev/m'\n\
@@ -720,7 +747,7 @@ mod tests {
         fail_reported_step(&mut grades, &crash);
         apply_depends(&lab, &mut grades);
         let shown = shown(&grades, |g| {
-            format!("{} {:?} {}", g.name, g.status, g.earned())
+            format!("{} {:?} {}", g.name, g.status, g.score().earned)
         });
         expect![[r#"
             load Passed 1

@@ -49,10 +49,9 @@ pub fn from_entries(entries: &[Entry], visibility: &str) -> Result<Value> {
             .unwrap_or_default();
         let _ = writeln!(
             output,
-            "{}: {}/{} points, {}{seed}",
+            "{}: {} points, {}{seed}",
             r.lab,
-            r.earned,
-            r.points,
+            r.score,
             r.verdict.short()
         );
         time += r.wall;
@@ -62,7 +61,7 @@ pub fn from_entries(entries: &[Entry], visibility: &str) -> Result<Value> {
                 let _ = writeln!(text, "{reason}");
             }
             if let Some(hint) = &step.hint {
-                if step.earned < step.points {
+                if step.score.earned < step.score.points {
                     let _ = writeln!(text, "hint: {hint}");
                 }
             }
@@ -72,8 +71,8 @@ pub fn from_entries(entries: &[Entry], visibility: &str) -> Result<Value> {
             tests.push(json!({
                 "name": format!("{} {} {}", r.lab, step.number, step.name),
                 "number": format!("{}.{}", lab_number(&r.lab), step.number),
-                "score": step.earned,
-                "max_score": step.points,
+                "score": step.score.earned,
+                "max_score": step.score.points,
                 "status": if step.status.passed() { "passed" } else { "failed" },
                 "output": text.trim_end(),
                 "tags": [r.lab.clone()],

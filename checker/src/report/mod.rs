@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 use serde::{Deserialize, Serialize};
 
-use crate::grade::{Failure, Status, StepGrade};
+use crate::grade::{Failure, Score, Status, StepGrade};
 use crate::run::RunResult;
 
 /// What happened to a whole lab run, in one word.
@@ -113,10 +113,9 @@ pub struct StepResult {
     /// `passed`, `failed` or `skipped`, and why (`status` and `reason`).
     #[serde(flatten)]
     pub status: Status,
-    /// Points earned.
-    pub earned: u32,
-    /// Points the step is worth.
-    pub points: u32,
+    /// Points earned of the step's (`earned` and `points`).
+    #[serde(flatten)]
+    pub score: Score,
     /// Guest (or host) seconds the step took.
     pub time: Option<f64>,
     /// The lab's hint, when the step failed.
@@ -134,10 +133,9 @@ pub struct LabResult {
     pub solution: bool,
     /// The verdict.
     pub verdict: Verdict,
-    /// Points earned.
-    pub earned: u32,
-    /// Points the lab is worth.
-    pub points: u32,
+    /// Points earned of the lab's (`earned` and `points`).
+    #[serde(flatten)]
+    pub score: Score,
     /// The steps.
     pub steps: Vec<StepResult>,
     /// The console lines around a crash.
@@ -172,8 +170,7 @@ impl LabResult {
                 step: None,
                 line: Some(message.to_owned()),
             },
-            earned: 0,
-            points: 0,
+            score: Score::default(),
             steps: Vec::new(),
             crash_excerpt: None,
             build_log: None,
@@ -186,13 +183,11 @@ impl LabResult {
 
     /// The record of the run `r`.
     pub fn from_run(r: &RunResult) -> LabResult {
-        let (earned, points) = r.score();
         LabResult {
             lab: r.lab.clone(),
             solution: r.solution,
             verdict: verdict(r),
-            earned,
-            points,
+            score: r.score(),
             steps: r.steps.iter().map(step_result).collect(),
             crash_excerpt: r.crash.as_ref().map(|c| c.excerpt.clone()),
             build_log: Some(r.build.log.display().to_string()),
@@ -228,8 +223,7 @@ fn step_result(g: &StepGrade) -> StepResult {
         number: g.id.number(),
         name: g.name.clone(),
         status: g.status.clone(),
-        earned: g.earned(),
-        points: g.points,
+        score: g.score(),
         time: g.time.map(|t| (t * 100.0).round() / 100.0),
         hint: if failed { g.hint.clone() } else { None },
         diff: g.diff(false),
@@ -325,10 +319,7 @@ fn junit_suite(en: &Entry) -> TestSuite {
     let mut suite = TestSuite::new(suite_name);
     suite.set_time(Duration::from_secs_f64(r.wall.max(0.0)));
     suite.add_property(Property::new("verdict", r.verdict.short()));
-    suite.add_property(Property::new(
-        "points",
-        format!("{}/{}", r.earned, r.points),
-    ));
+    suite.add_property(Property::new("points", r.score.to_string()));
     if r.verdict.kind == Kind::Error {
         let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
         status.set_message(r.verdict.line.as_deref().unwrap_or("error"));
@@ -413,9 +404,9 @@ pub fn summary_table(entries: &[Entry]) -> String {
             Some(e) => {
                 let r = &e.result;
                 if r.passed() {
-                    format!("{}/{} passed", r.earned, r.points)
+                    format!("{} passed", r.score)
                 } else {
-                    format!("{}/{} {}", r.earned, r.points, r.verdict.short())
+                    format!("{} {}", r.score, r.verdict.short())
                 }
             }
         }
@@ -431,18 +422,14 @@ pub fn summary_table(entries: &[Entry]) -> String {
             (*s).to_owned()
         }];
         row.extend(labs.iter().map(|l| cell(s, l)));
-        let (earned, points) = score(entries.iter().filter(|e| e.student == *s));
-        row.push(format!("{earned}/{points}"));
+        let total: Score = (entries.iter())
+            .filter(|e| e.student == *s)
+            .map(|e| e.result.score)
+            .sum();
+        row.push(total.to_string());
         rows.push(row);
     }
     align(&rows)
-}
-
-/// Points earned and the most there were, over `entries`.
-fn score<'a>(entries: impl Iterator<Item = &'a Entry>) -> (u32, u32) {
-    entries.fold((0, 0), |(a, b), e| {
-        (a + e.result.earned, b + e.result.points)
-    })
 }
 
 /// `rows` as text: each column as wide as its widest cell, two spaces
@@ -478,7 +465,7 @@ fn lab_rows(entries: &[Entry]) -> String {
             let line = r.verdict.line.as_deref().unwrap_or("");
             [
                 r.lab.clone(),
-                format!("{}/{}", r.earned, r.points),
+                r.score.to_string(),
                 format!("{} {line}", r.verdict.short())
                     .trim_end()
                     .to_owned(),
@@ -491,8 +478,8 @@ fn lab_rows(entries: &[Entry]) -> String {
     for r in &rows {
         out.push_str(&format!("{:<w0$}  {:<w1$}  {}\n", r[0], r[1], r[2]));
     }
-    let (earned, points) = score(entries.iter());
-    out.push_str(&format!("{:<w0$}  {earned}/{points}\n", "total"));
+    let total: Score = entries.iter().map(|e| e.result.score).sum();
+    out.push_str(&format!("{:<w0$}  {total}\n", "total"));
     out
 }
 
@@ -519,9 +506,11 @@ mod tests {
         StepResult {
             number,
             name: name.into(),
-            earned: if status.passed() { points } else { 0 },
+            score: Score {
+                earned: if status.passed() { points } else { 0 },
+                points,
+            },
             status,
-            points,
             time: Some(0.02),
             hint: failed.then(|| "Does init print the greeting?".into()),
             diff: failed.then(|| {
@@ -549,8 +538,10 @@ mod tests {
                         step: None,
                         line: None,
                     },
-                    earned: 4,
-                    points: 4,
+                    score: Score {
+                        earned: 4,
+                        points: 4,
+                    },
                     steps: vec![
                         step(1, "modinfo", Status::Passed, 1),
                         step(2, "load", Status::Passed, 2),
@@ -574,8 +565,10 @@ mod tests {
                         step: Some("02 (load)".into()),
                         line: None,
                     },
-                    earned: 1,
-                    points: 4,
+                    score: Score {
+                        earned: 1,
+                        points: 4,
+                    },
                     steps: vec![
                         step(1, "modinfo", Status::Passed, 1),
                         step(2, "load", Status::Failed(Failure::Mismatch), 2),

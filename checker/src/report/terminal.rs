@@ -348,10 +348,10 @@ fn write_score(o: &mut dyn Write, r: &RunResult, st: Style) -> std::io::Result<(
             r.lab
         )?;
     }
-    let (earned, max) = r.score();
+    let score = r.score();
     writeln!(
         o,
-        "{}score: {}/{} steps, {earned}/{max} points{}{crash} -- {verdict} (total {:.1} s{boot}{accel})",
+        "{}score: {}/{} steps, {score} points{}{crash} -- {verdict} (total {:.1} s{boot}{accel})",
         st.bold,
         r.passed_steps(),
         r.steps.len(),

@@ -19,7 +19,7 @@ use ::vm::{self, console, Ending, Interrupted, Progress};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::grade::{self, Crash, HostRun, StepGrade};
+use crate::grade::{self, Crash, HostRun, Score, StepGrade};
 use crate::plan::{Plan, Slot};
 use crate::run::events::{Event, Reporter};
 use crate::spec::devices;
@@ -196,11 +196,9 @@ impl RunResult {
         self.steps.iter().filter(|s| s.passed()).count()
     }
 
-    /// Points earned and the most the lab gives.
-    pub fn score(&self) -> (u32, u32) {
-        let earned = self.steps.iter().map(StepGrade::earned).sum();
-        let max = self.steps.iter().map(|s| s.points).sum();
-        (earned, max)
+    /// Points earned of the points the lab gives.
+    pub fn score(&self) -> Score {
+        self.steps.iter().map(StepGrade::score).sum()
     }
 
     /// Every step passed and no crash was seen.
@@ -439,7 +437,7 @@ pub fn run_host_steps(
         }
         out.event(&Event::HostStep {
             id,
-            total: plan.steps,
+            total: lab.config.steps.len(),
             name: step.name.clone(),
             compile_fail: case.is_some(),
         });

@@ -1530,6 +1530,19 @@ mod tests {
         expect.assert_eq(&actual);
     }
 
+    /// The keys every lab must have (a step aside).
+    const HEAD: &str = "title='t'\nchapter='c.md'\nmodules=['m']\n";
+
+    /// `show` of a lab of `HEAD`, `keys` and one guest step.
+    #[track_caller]
+    fn check_keys(keys: &str, show: impl Fn(&LabConfig) -> String, expect: Expect) {
+        check_with(
+            &format!("{HEAD}{keys}\n[[step]]\nname='a'\nrun='true'\n"),
+            show,
+            expect,
+        );
+    }
+
     /// A TOML parse error's excerpt (the line, carets under the span) as
     /// one line, `line L, column C, at `span`: message`, so that each
     /// expectation says what is blamed in a line; `unknown_key` shows the
@@ -1554,28 +1567,17 @@ mod tests {
 
     #[test]
     fn labs_and_samples() {
-        let root = std::env::temp_dir().join(format!("checker-samples-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        for dir in [
-            "labs/lab-02",
-            "labs/lab-01",
-            "labs/notes",
-            "drivers/shared-misc",
-            "drivers/chardev",
-            "drivers/semaphore",
-            "drivers/tools",
-        ] {
-            std::fs::create_dir_all(root.join(dir)).unwrap();
-        }
-        for dir in [
-            "labs/lab-02",
-            "labs/lab-01",
-            "labs/notes",
-            "drivers/shared-misc",
-            "drivers/chardev",
-        ] {
-            std::fs::write(root.join(dir).join("lab.toml"), "").unwrap();
-        }
+        // Only a folder with a `lab.toml` is a lab (`lab-NN`) or a sample.
+        let dir = crate::testutil::tree(&[
+            ("labs/lab-02/lab.toml", ""),
+            ("labs/lab-01/lab.toml", ""),
+            ("labs/notes/lab.toml", ""),
+            ("drivers/shared-misc/lab.toml", ""),
+            ("drivers/chardev/lab.toml", ""),
+            ("drivers/semaphore/Kbuild", ""),
+            ("drivers/tools/Makefile", ""),
+        ]);
+        let root = dir.path().to_path_buf();
         let names = |dirs: Vec<PathBuf>| {
             dirs.iter()
                 .map(|d| d.strip_prefix(&root).unwrap().display().to_string())
@@ -1587,7 +1589,7 @@ mod tests {
             names(all_labs(&root).unwrap()),
             names(all_samples(&root).unwrap())
         );
-        std::fs::remove_dir_all(&root).unwrap();
+        dir.close().unwrap();
         expect![[r#"
             labs: labs/lab-01 labs/lab-02
             samples: drivers/chardev drivers/shared-misc"#]]
@@ -1612,6 +1614,9 @@ run = "insmod /lab/hello.ko"
 [[step]]
 name = "unload"
 run = "rmmod hello"
+points = 2
+depends = "load"
+hint = "Does exit unregister?"
 "#,
             expect![[r#"
                 LabConfig {
@@ -1656,9 +1661,13 @@ run = "rmmod hello"
                             kind: Guest(
                                 "rmmod hello",
                             ),
-                            points: 1,
-                            depends: None,
-                            hint: None,
+                            points: 2,
+                            depends: Some(
+                                "load",
+                            ),
+                            hint: Some(
+                                "Does exit unregister?",
+                            ),
                             debug: None,
                             differential: false,
                             extra: false,
@@ -1691,50 +1700,15 @@ run = "insmod /lab/m.ko"
 "#,
         )
         .unwrap();
+        // The other fields as `full_lab` shows them.
+        let kinds: Vec<String> = (c.steps.iter())
+            .map(|s| format!("{}: {:?}", s.name, s.kind))
+            .collect();
         expect![[r#"
-            [
-                LabStep {
-                    name: "tests",
-                    kind: Host {
-                        command: "cargo test -p m-macro",
-                        solution: Some(
-                            "cargo test -p m-macro-solution",
-                        ),
-                    },
-                    points: 1,
-                    depends: None,
-                    hint: None,
-                    debug: None,
-                    differential: false,
-                    extra: false,
-                },
-                LabStep {
-                    name: "lint",
-                    kind: Host {
-                        command: "cargo clippy -p m-macro",
-                        solution: None,
-                    },
-                    points: 1,
-                    depends: None,
-                    hint: None,
-                    debug: None,
-                    differential: false,
-                    extra: false,
-                },
-                LabStep {
-                    name: "load",
-                    kind: Guest(
-                        "insmod /lab/m.ko",
-                    ),
-                    points: 1,
-                    depends: None,
-                    hint: None,
-                    debug: None,
-                    differential: false,
-                    extra: false,
-                },
-            ]"#]]
-        .assert_eq(&format!("{:#?}", c.steps));
+            tests: Host { command: "cargo test -p m-macro", solution: Some("cargo test -p m-macro-solution") }
+            lint: Host { command: "cargo clippy -p m-macro", solution: None }
+            load: Guest("insmod /lab/m.ko")"#]]
+        .assert_eq(&kinds.join("\n"));
         let commands: Vec<_> = c
             .steps
             .iter()
@@ -1773,10 +1747,9 @@ run = "insmod /lab/m.ko"
 
     #[test]
     fn invalid_host_steps() {
-        let head = "title='t'\nchapter='c.md'\nmodules=['m']\n";
         let guest = "[[step]]\nname='g'\nrun='true'\n";
         let check = |steps: &str, expect: Expect| {
-            check_with(&format!("{head}{steps}"), |_| "ok".to_owned(), expect);
+            check_with(&format!("{HEAD}{steps}"), |_| "ok".to_owned(), expect);
         };
         check(
             &format!("[[step]]\nname='h'\nhost='true'\n{guest}"),
@@ -1826,8 +1799,7 @@ run = "insmod /lab/m.ko"
 
     #[test]
     fn optional_fields_default() {
-        let c = parse("title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n")
-            .unwrap();
+        let c = parse(&format!("{HEAD}[[step]]\nname='a'\nrun='true'\n")).unwrap();
         assert_eq!((c.smp, c.timeout), (None, None));
         assert_eq!(c.steps[0].expected_file_name(0), "01-a.txt");
         assert_eq!(c.steps[0].expected_file_name(11), "12-a.txt");
@@ -1835,10 +1807,9 @@ run = "insmod /lab/m.ko"
 
     #[test]
     fn points_depends_hints() {
-        let head = "title='t'\nchapter='c.md'\nmodules=['m']\n";
         let check = |steps: &str, expect: Expect| {
             check_with(
-                &format!("{head}{steps}"),
+                &format!("{HEAD}{steps}"),
                 |c| {
                     c.steps
                         .iter()
@@ -1887,14 +1858,8 @@ run = "insmod /lab/m.ko"
 
     #[test]
     fn programs() {
-        let head = "title='t'\nchapter='c.md'\nmodules=['m']\n";
-        let step = "[[step]]\nname='a'\nrun='/lab/devtest'\n";
         let check = |programs: &str, expect: Expect| {
-            check_with(
-                &format!("{head}{programs}\n{step}"),
-                |c| format!("{:?}", c.programs),
-                expect,
-            );
+            check_keys(programs, |c| format!("{:?}", c.programs), expect);
         };
         check("", expect!["[]"]);
         check(
@@ -1913,36 +1878,32 @@ run = "insmod /lab/m.ko"
 
     #[test]
     fn globs() {
-        let cases = [
-            ("src/vec.rs", "src/vec.rs", true),
-            ("src/vec.rs", "src/vec.rs.orig", false),
-            ("src/*.rs", "src/vec.rs", true),
-            ("src/*.rs", "src/a/vec.rs", false),
-            ("src/**/*.rs", "src/vec.rs", true),
-            ("src/**/*.rs", "src/a/b/vec.rs", true),
-            ("**/strings.rs", "macro/src/strings.rs", true),
-            ("src/v?c.rs", "src/vec.rs", true),
-            ("src/v?c.rs", "src/vc.rs", false),
-            ("src/**", "src/a/b", true),
-            ("src/**", "srcx/a", false),
-            ("*", "lib.rs", true),
-            ("*", "src/lib.rs", false),
+        // A pattern, the paths it matches, the paths it does not.
+        let cases: [(&str, &[&str], &[&str]); 7] = [
+            ("src/vec.rs", &["src/vec.rs"], &["src/vec.rs.orig"]),
+            ("src/*.rs", &["src/vec.rs"], &["src/a/vec.rs"]),
+            ("src/**/*.rs", &["src/vec.rs", "src/a/b/vec.rs"], &[]),
+            ("**/strings.rs", &["macro/src/strings.rs"], &[]),
+            ("src/v?c.rs", &["src/vec.rs"], &["src/vc.rs"]),
+            ("src/**", &["src/a/b"], &["srcx/a"]),
+            ("*", &["lib.rs"], &["src/lib.rs"]),
         ];
-        for (pattern, path, want) in cases {
-            assert_eq!(glob_matches(pattern, path), want, "{pattern} {path}");
+        for (pattern, matched, unmatched) in cases {
+            for path in matched {
+                assert!(glob_matches(pattern, path), "{pattern} {path}");
+            }
+            for path in unmatched {
+                assert!(!glob_matches(pattern, path), "{pattern} {path}");
+            }
         }
     }
 
     #[test]
     fn student_keys() {
-        let head = "title='t'\nchapter='c.md'\nmodules=['m']\n";
-        let step = "[[step]]\nname='a'\nrun='true'\n";
         let check = |keys: &str, expect: Expect| {
-            check_with(
-                &format!("{head}{keys}\n{step}"),
-                |c| format!("{:?} {:?} {:?}", c.student, c.solution_dir, c.allow),
-                expect,
-            );
+            let show =
+                |c: &LabConfig| format!("{:?} {:?} {:?}", c.student, c.solution_dir, c.allow);
+            check_keys(keys, show, expect);
         };
         check("", expect!["[] None []"]);
         check(
@@ -2005,10 +1966,7 @@ run = "insmod /lab/m.ko"
     fn student_files_are_checked_when_the_lab_loads() {
         let d = tempfile::tempdir().unwrap();
         let lab = d.path().join("labs/lab-09");
-        for dir in ["src", "solution/src", "expected", "compile-fail"] {
-            std::fs::create_dir_all(lab.join(dir)).unwrap();
-        }
-        for file in [
+        let files = [
             "src/lib.rs",
             "src/module.rs",
             "src/vec.rs",
@@ -2017,13 +1975,12 @@ run = "insmod /lab/m.ko"
             "compile-fail/case.rs",
             "expected/01-a.txt",
             "src/vec.o",
-        ] {
-            std::fs::write(lab.join(file), "").unwrap();
-        }
+        ];
+        crate::testutil::write(&lab, &files.map(|f| (f, "")));
         let check = |student: &str, expect: Expect| {
             std::fs::write(
                 lab.join("lab.toml"),
-                format!("title='t'\nchapter='c.md'\nmodules=['m']\n{student}\n[[step]]\nname='a'\nrun='true'\n"),
+                format!("{HEAD}{student}\n[[step]]\nname='a'\nrun='true'\n"),
             )
             .unwrap();
             let actual = match Lab::load(&lab) {
@@ -2079,10 +2036,7 @@ run = "insmod /lab/m.ko"
     #[test]
     fn unknown_key() {
         // The whole excerpt, as `checker` prints it (the other tests fold it).
-        let e = parse(
-            "title='t'\nchapter='c.md'\nmodules=['m']\ncpus=1\n[[step]]\nname='a'\nrun='true'\n",
-        )
-        .unwrap_err();
+        let e = parse(&format!("{HEAD}cpus=1\n[[step]]\nname='a'\nrun='true'\n")).unwrap_err();
         expect![[r#"
             error: TOML parse error at line 4, column 1
               |
@@ -2095,11 +2049,10 @@ run = "insmod /lab/m.ko"
 
     #[test]
     fn check_disk_steps() {
-        let head = "title='t'\nchapter='c.md'\nmodules=['m']\n\
-                    [[disk]]\nid='nvm'\nsize=1\nimage='pattern'\n\
-                    [[disk]]\nid='z'\nsize=1\n";
+        let disks = "[[disk]]\nid='nvm'\nsize=1\nimage='pattern'\n\
+                     [[disk]]\nid='z'\nsize=1\n";
         let lab = parse(&format!(
-            "{head}[[step]]\nname='a'\nrun='true'\n[[step]]\nname='b'\ncheck_disk='nvm'\n\
+            "{HEAD}{disks}[[step]]\nname='a'\nrun='true'\n[[step]]\nname='b'\ncheck_disk='nvm'\n\
              [[step]]\nname='d'\nrun='true'\nkernel='debug'\n"
         ))
         .unwrap();
@@ -2108,22 +2061,24 @@ run = "insmod /lab/m.ko"
         assert!(lab.steps[1].guest().is_none() && lab.steps[1].host_command(false).is_none());
         check(
             &format!(
-                "{head}[[step]]\nname='b'\ncheck_disk='nvm'\n[[step]]\nname='a'\nrun='true'\n"
+                "{HEAD}{disks}[[step]]\nname='b'\ncheck_disk='nvm'\n[[step]]\nname='a'\nrun='true'\n"
             ),
             expect!["error: step 1 (b): a `check_disk` step comes after the guest steps"],
         );
         check(
-            &format!("{head}[[step]]\nname='a'\nrun='true'\n[[step]]\nname='b'\ncheck_disk='nvm'\n[[step]]\nname='c'\nrun='true'\n"),
+            &format!("{HEAD}{disks}[[step]]\nname='a'\nrun='true'\n[[step]]\nname='b'\ncheck_disk='nvm'\n[[step]]\nname='c'\nrun='true'\n"),
             expect!["error: step 3 (c): `check_disk` steps run after the guest powered off: they come after every guest step (but those for the debug kernel)"],
         );
         check(
-            &format!("{head}[[step]]\nname='a'\nrun='true'\n[[step]]\nname='b'\ncheck_disk='z'\n"),
+            &format!(
+                "{HEAD}{disks}[[step]]\nname='a'\nrun='true'\n[[step]]\nname='b'\ncheck_disk='z'\n"
+            ),
             expect![[
                 r#"error: step 2 (b): `check_disk = "z"` must name a [[disk]] with `image = "pattern"`"#
             ]],
         );
         check(
-            &format!("{head}[[step]]\nname='a'\nrun='true'\n[[step]]\nname='b'\ncheck_disk='nvm'\nrun='true'\n"),
+            &format!("{HEAD}{disks}[[step]]\nname='a'\nrun='true'\n[[step]]\nname='b'\ncheck_disk='nvm'\nrun='true'\n"),
             expect![[r#"error: line 11, column 1, at `[[step]]`: step "b": `check_disk` is a step of its own: no `run`, `host`, `compile_fail`, `kernel`, `failslab` or `differential` with it"#]],
         );
     }
@@ -2131,7 +2086,7 @@ run = "insmod /lab/m.ko"
     #[test]
     fn unknown_step_key() {
         check(
-            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\nexpect='x'\n",
+            &format!("{HEAD}[[step]]\nname='a'\nrun='true'\nexpect='x'\n"),
             expect!["error: line 7, column 1, at `expect`: unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `check_disk`, `points`, `depends`, `hint`, `kernel`, `failslab`, `differential`"],
         );
     }
@@ -2143,7 +2098,7 @@ run = "insmod /lab/m.ko"
             expect!["error: line 1, column 1, at `title='t'`: missing field `chapter`"],
         );
         check(
-            "title='t'\nchapter='c.md'\nmodules=['m']\n",
+            HEAD,
             expect!["error: line 1, column 1, at `title='t'`: missing field `step`"],
         );
     }
@@ -2286,15 +2241,17 @@ run = "insmod /lab/m.ko"
             expect![[r#"error: module name "m.ko" must be [a-z0-9_-]+ (no path, no .ko)"#]],
         );
         check(
-            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='Load it'\nrun='true'\n",
+            &format!("{HEAD}[[step]]\nname='Load it'\nrun='true'\n"),
             expect![[r#"error: step 1: name "Load it" must be [a-z0-9_-]+"#]],
         );
-        check(
-            "title='t'\nchapter='c.md'\nmodules=['m']\nsmp=0\n[[step]]\nname='a'\nrun='true'\n",
+        check_keys("smp=2", |c| format!("{:?}", c.smp), expect!["Some(2)"]);
+        check_keys(
+            "smp=0",
+            |c| format!("{:?}", c.smp),
             expect![["error: `smp` must be at least 1"]],
         );
         check(
-            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun=''\n",
+            &format!("{HEAD}[[step]]\nname='a'\nrun=''\n"),
             expect![["error: step 1 (a): `run` is empty"]],
         );
     }
@@ -2317,15 +2274,19 @@ run = "insmod /lab/m.ko"
         );
         expect![[r#"CompileFail("compile-fail/guard_send.rs") Some("compile-fail/guard_send.rs") None None"#]].assert_eq(&summary);
         check(
-            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\ncompile_fail='x.rs'\n",
-            expect![[r#"error: line 4, column 1, at `[[step]]`: step "a": `compile_fail` is a step of its own: no `run` or `host` with it"#]],
+            &format!("{HEAD}[[step]]\nname='a'\nrun='true'\ncompile_fail='x.rs'\n"),
+            expect![[
+                r#"error: line 4, column 1, at `[[step]]`: step "a": `compile_fail` is a step of its own: no `run` or `host` with it"#
+            ]],
         );
         check(
-            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\ncompile_fail=''\n[[step]]\nname='b'\nrun='true'\n",
+            &format!("{HEAD}[[step]]\nname='a'\ncompile_fail=''\n[[step]]\nname='b'\nrun='true'\n"),
             expect![["error: step 1 (a): `compile_fail` is empty"]],
         );
         check(
-            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='b'\nrun='true'\n[[step]]\nname='a'\ncompile_fail='x.rs'\n",
+            &format!(
+                "{HEAD}[[step]]\nname='b'\nrun='true'\n[[step]]\nname='a'\ncompile_fail='x.rs'\n"
+            ),
             expect![["error: step 2 (a): host steps must come before every guest step"]],
         );
     }
