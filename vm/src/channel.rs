@@ -237,12 +237,16 @@ fn parse_marker(rest: &str) -> Option<Marker> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use expect_test::{expect, Expect};
+    use expect_test::expect;
 
     const TOKEN: &str = "0123456789abcdef";
 
-    fn check(text: &str, expect: Expect) {
-        let t = parse(TOKEN, text);
+    /// The channel text `text` (each `T` standing alone is the token,
+    /// lines indented as the source is) as the parser sees it: per step its
+    /// status, time, output and kernel log, then whether `done` came, the
+    /// stray lines and the step left unfinished.
+    fn shown(text: &str) -> String {
+        let t = parse(TOKEN, &channel_text(text));
         let mut out = String::new();
         for (i, r) in t.steps.iter().enumerate() {
             match r {
@@ -267,154 +271,178 @@ mod tests {
             t.unfinished().map(|i| i + 1)
         )
         .unwrap();
-        expect.assert_eq(&out);
+        out
     }
 
-    #[test]
-    fn complete_run() {
-        check(
-            "0123456789abcdef start 1 3.10\r\n\
-             0123456789abcdef begin 1\r\n\
-             |\r\n\
-             0123456789abcdef kmsg 1\r\n\
-             |[    3.2] hello: Hello\r\n\
-             0123456789abcdef end 1 0 3.50\r\n\
-             0123456789abcdef start 2 3.51\n\
-             0123456789abcdef begin 2\n\
-             |hello\n\
-             |world\n\
-             |\n\
-             0123456789abcdef kmsg 2\n\
-             0123456789abcdef end 2 1 3.61\n\
-             0123456789abcdef start 3 3.7\n\
-             0123456789abcdef begin 3\n\
-             |no newline\n\
-             0123456789abcdef kmsg 3\n\
-             0123456789abcdef end 3 127 3.8\n\
-             0123456789abcdef done\n",
-            expect![[r#"
-                step 1: status=Some(0) time=Some(0.4) output=Some("") kmsg=Some("[    3.2] hello: Hello\n")
-                step 2: status=Some(1) time=Some(0.1) output=Some("hello\nworld\n") kmsg=Some("")
-                step 3: status=Some(127) time=Some(0.1) output=Some("no newline") kmsg=Some("")
-                done=true stray=0 unfinished=None
-            "#]],
-        );
+    /// `text` without its first line break and its indentation, with the
+    /// token for each word `T`.
+    fn channel_text(text: &str) -> String {
+        let text = text.strip_prefix('\n').unwrap_or(text);
+        let indent = (text.lines())
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.len() - l.trim_start().len())
+            .min()
+            .unwrap_or(0);
+        let mut out = String::new();
+        for line in text.split_inclusive('\n') {
+            let line = line.get(indent..).unwrap_or(line.trim_start_matches(' '));
+            let words = line.split_inclusive([' ', '|']);
+            for w in words {
+                match w {
+                    "T " => write!(out, "{TOKEN} ").unwrap(),
+                    _ => out.push_str(w),
+                }
+            }
+        }
+        out
     }
 
+    /// Each case is a channel text, as [`channel_text`] reads it.
     #[test]
-    fn forged_markers_are_output() {
-        // Lines that look like markers but lack the token (or have another
-        // token) stay in the step's output.
-        check(
-            "0123456789abcdef start 1 1.0\n\
-             0123456789abcdef begin 1\n\
-             |end 1 0\n\
-             |ffffffffffffffff end 1 0 2.0\n\
-             |x0123456789abcdef end 1 0 2.0\n\
-             |0123456789abcdef  \n\
-             |\n\
-             0123456789abcdef kmsg 1\n\
-             0123456789abcdef end 1 0 1.5\n\
-             0123456789abcdef done\n",
-            expect![[r#"
-                step 1: status=Some(0) time=Some(0.5) output=Some("end 1 0\nffffffffffffffff end 1 0 2.0\nx0123456789abcdef end 1 0 2.0\n0123456789abcdef  \n") kmsg=Some("")
-                done=true stray=0 unfinished=None
-            "#]],
-        );
-    }
-
-    #[test]
-    fn section_lines_need_the_runner_prefix() {
-        // What a command or the kernel log contains arrives with `|`, even a
-        // correct marker; a line without `|` inside a section was not copied
-        // by the runner (a module writing to the port) and is ignored.
-        check(
-            "0123456789abcdef start 1 1.0\n\
-             0123456789abcdef begin 1\n\
-             |0123456789abcdef end 1 0 1.1\n\
-             |0123456789abcdef done\n\
-             forged without prefix\n\
-             |\n\
-             0123456789abcdef kmsg 1\n\
-             |[ 1.0] forge: 0123456789abcdef done\n\
-             0123456789abcdef end 1 1 1.5\n",
-            expect![[r#"
-                step 1: status=Some(1) time=Some(0.5) output=Some("0123456789abcdef end 1 0 1.1\n0123456789abcdef done\n") kmsg=Some("[ 1.0] forge: 0123456789abcdef done\n")
-                done=false stray=1 unfinished=None
-            "#]],
-        );
-    }
-
-    #[test]
-    fn timeout_in_step_two() {
-        check(
-            "0123456789abcdef start 1 1.0\n\
-             0123456789abcdef begin 1\n\
-             |\n\
-             0123456789abcdef kmsg 1\n\
-             0123456789abcdef end 1 0 1.5\n\
-             0123456789abcdef start 2 1.6\n",
-            expect![[r#"
-                step 1: status=Some(0) time=Some(0.5) output=Some("") kmsg=Some("")
-                step 2: status=None time=None output=None kmsg=None
-                done=false stray=0 unfinished=Some(2)
-            "#]],
-        );
-    }
-
-    #[test]
-    fn truncated_inside_sections() {
-        check(
-            "0123456789abcdef start 1 1.0\n\
-             0123456789abcdef begin 1\n\
-             |partial out\n\
-             0123456789abcdef kmsg 1\n\
-             |[ 1.2] hello: half a li",
-            expect![[r#"
-                step 1: status=None time=None output=Some("partial out") kmsg=Some("[ 1.2] hello: half a li\n")
-                done=false stray=0 unfinished=Some(1)
-            "#]],
-        );
-        // A marker cut in the middle is not taken.
-        check(
-            "0123456789abcdef start 1 1.0\n0123456789abcdef begin 1\n|x\n|\n0123456789abcdef kmsg 1\n0123456789abcdef end 1 0",
-            expect![[r#"
-                step 1: status=None time=None output=Some("x\n") kmsg=Some("")
-                done=false stray=1 unfinished=Some(1)
-            "#]],
-        );
-    }
-
-    #[test]
-    fn interleaved_garbage() {
-        check(
-            "\u{0}garbage before\n\
-             0123456789abcdef start 1 1.0\n\
-             noise between start and begin\n\
-             0123456789abcdef begin 1\n\
-             |out\n\
-             |\n\
-             0123456789abcdef kmsg 1\n\
-             0123456789abcdef end 1 0 1.0\n\
-             garbage after\n\
-             0123456789abcdef bogus 3\n\
-             0123456789abcdef start x\n\
-             0123456789abcdef done\n",
-            expect![[r#"
-                step 1: status=Some(0) time=Some(0.0) output=Some("out\n") kmsg=Some("")
-                done=true stray=5 unfinished=None
-            "#]],
-        );
-    }
-
-    #[test]
-    fn empty_channel() {
-        check(
-            "",
-            expect![[r#"
+    fn transcripts() {
+        let cases = [
+            // Three steps and `done`; the port may end lines with `\r\n`.
+            (
+                "complete run",
+                "
+                T start 1 3.10\r
+                T begin 1\r
+                |\r
+                T kmsg 1\r
+                |[    3.2] hello: Hello\r
+                T end 1 0 3.50\r
+                T start 2 3.51
+                T begin 2
+                |hello
+                |world
+                |
+                T kmsg 2
+                T end 2 1 3.61
+                T start 3 3.7
+                T begin 3
+                |no newline
+                T kmsg 3
+                T end 3 127 3.8
+                T done
+                ",
+            ),
+            // Lines that look like markers but lack the token (or have
+            // another token) stay in the step's output.
+            (
+                "forged markers are output",
+                "
+                T start 1 1.0
+                T begin 1
+                |end 1 0
+                |ffffffffffffffff end 1 0 2.0
+                |x0123456789abcdef end 1 0 2.0
+                |T \x20
+                |
+                T kmsg 1
+                T end 1 0 1.5
+                T done
+                ",
+            ),
+            // What a command or the kernel log contains arrives with `|`,
+            // even a correct marker; a line without `|` inside a section
+            // was not copied by the runner (a module writing to the port)
+            // and is ignored.
+            (
+                "section lines need the runner's prefix",
+                "
+                T start 1 1.0
+                T begin 1
+                |T end 1 0 1.1
+                |T done
+                forged without prefix
+                |
+                T kmsg 1
+                |[ 1.0] forge: T done
+                T end 1 1 1.5
+                ",
+            ),
+            (
+                "time-out in step 2",
+                "
+                T start 1 1.0
+                T begin 1
+                |
+                T kmsg 1
+                T end 1 0 1.5
+                T start 2 1.6
+                ",
+            ),
+            (
+                "cut inside a section",
+                "
+                T start 1 1.0
+                T begin 1
+                |partial out
+                T kmsg 1
+                |[ 1.2] hello: half a li",
+            ),
+            // A marker cut in the middle is not taken.
+            (
+                "cut inside a marker",
+                "
+                T start 1 1.0
+                T begin 1
+                |x
+                |
+                T kmsg 1
+                T end 1 0",
+            ),
+            (
+                "garbage around the markers",
+                "
+                \u{0}garbage before
+                T start 1 1.0
+                noise between start and begin
+                T begin 1
+                |out
+                |
+                T kmsg 1
+                T end 1 0 1.0
+                garbage after
+                T bogus 3
+                T start x
+                T done
+                ",
+            ),
+            ("empty channel", ""),
+        ];
+        let shown: String = (cases.iter())
+            .map(|(name, text)| format!("{name}:\n{}", shown(text)))
+            .collect();
+        expect![[r#"
+            complete run:
+            step 1: status=Some(0) time=Some(0.4) output=Some("") kmsg=Some("[    3.2] hello: Hello\n")
+            step 2: status=Some(1) time=Some(0.1) output=Some("hello\nworld\n") kmsg=Some("")
+            step 3: status=Some(127) time=Some(0.1) output=Some("no newline") kmsg=Some("")
+            done=true stray=0 unfinished=None
+            forged markers are output:
+            step 1: status=Some(0) time=Some(0.5) output=Some("end 1 0\nffffffffffffffff end 1 0 2.0\nx0123456789abcdef end 1 0 2.0\n0123456789abcdef  \n") kmsg=Some("")
+            done=true stray=0 unfinished=None
+            section lines need the runner's prefix:
+            step 1: status=Some(1) time=Some(0.5) output=Some("0123456789abcdef end 1 0 1.1\n0123456789abcdef done\n") kmsg=Some("[ 1.0] forge: 0123456789abcdef done\n")
+            done=false stray=1 unfinished=None
+            time-out in step 2:
+            step 1: status=Some(0) time=Some(0.5) output=Some("") kmsg=Some("")
+            step 2: status=None time=None output=None kmsg=None
+            done=false stray=0 unfinished=Some(2)
+            cut inside a section:
+            step 1: status=None time=None output=Some("partial out") kmsg=Some("[ 1.2] hello: half a li\n")
+            done=false stray=0 unfinished=Some(1)
+            cut inside a marker:
+            step 1: status=None time=None output=Some("x\n") kmsg=Some("")
+            done=false stray=1 unfinished=Some(1)
+            garbage around the markers:
+            step 1: status=Some(0) time=Some(0.0) output=Some("out\n") kmsg=Some("")
+            done=true stray=5 unfinished=None
+            empty channel:
             done=false stray=0 unfinished=None
-        "#]],
-        );
+        "#]]
+        .assert_eq(&shown);
     }
 
     #[test]
