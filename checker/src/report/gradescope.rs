@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use crate::report::Entry;
+use crate::report::{Entry, StepResult};
 
 /// Test and top-level visibilities Gradescope knows.
 pub const VISIBILITIES: [&str; 4] = ["hidden", "after_due_date", "after_published", "visible"];
@@ -55,30 +55,7 @@ pub fn from_entries(entries: &[Entry], visibility: &str) -> Result<Value> {
             r.verdict.short()
         );
         time += r.wall;
-        for step in &r.steps {
-            let mut text = String::new();
-            if let Some(reason) = step.status.reason() {
-                let _ = writeln!(text, "{reason}");
-            }
-            if let Some(hint) = &step.hint {
-                if step.score.earned < step.score.points {
-                    let _ = writeln!(text, "hint: {hint}");
-                }
-            }
-            if let Some(diff) = &step.diff {
-                let _ = writeln!(text, "{diff}");
-            }
-            tests.push(json!({
-                "name": format!("{} {} {}", r.lab, step.number, step.name),
-                "number": format!("{}.{}", lab_number(&r.lab), step.number),
-                "score": step.score.earned,
-                "max_score": step.score.points,
-                "status": if step.status.passed() { "passed" } else { "failed" },
-                "output": text.trim_end(),
-                "tags": [r.lab.clone()],
-                "visibility": visibility,
-            }));
-        }
+        tests.extend(r.steps.iter().map(|step| test(&r.lab, step, visibility)));
     }
     let doc = json!({
         "execution_time": time.round() as u64,
@@ -89,6 +66,33 @@ pub fn from_entries(entries: &[Entry], visibility: &str) -> Result<Value> {
     });
     validate(&doc)?;
     Ok(doc)
+}
+
+/// The Gradescope test of `step` of `lab`: its output is the failure
+/// reason, the hint and the diff, as the terminal shows them.
+fn test(lab: &str, step: &StepResult, visibility: &str) -> Value {
+    let mut text = String::new();
+    if let Some(reason) = step.status.reason() {
+        let _ = writeln!(text, "{reason}");
+    }
+    if let Some(hint) = &step.hint {
+        if step.score.earned < step.score.points {
+            let _ = writeln!(text, "hint: {hint}");
+        }
+    }
+    if let Some(diff) = &step.diff {
+        let _ = writeln!(text, "{diff}");
+    }
+    json!({
+        "name": format!("{lab} {} {}", step.number, step.name),
+        "number": format!("{}.{}", lab_number(lab), step.number),
+        "score": step.score.earned,
+        "max_score": step.score.points,
+        "status": if step.status.passed() { "passed" } else { "failed" },
+        "output": text.trim_end(),
+        "tags": [lab],
+        "visibility": visibility,
+    })
 }
 
 /// `4` for `lab-04`; 0 for a name without a number (a sample).

@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ::vm::accel::{self, AccelChoice};
+use ::vm::accel::{self, Accel, AccelChoice};
 use ::vm::{Guest, Module, Program, Source};
 use anyhow::{bail, Context, Result};
 
@@ -244,10 +244,9 @@ pub fn build(root: &Path, tc: &Toolchain) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// Builds, boots, measures; writes the table and returns it with the
-/// five latency ratios first.
-pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
-    let dir = build(root, tc)?;
+/// The guest of a benchmark run: `binder_linux` from the kernel image and
+/// `rust_binder.ko`, a load step, then `rounds` ABBA rounds.
+fn guest(tc: &Toolchain, dir: &Path, accel: Accel, opts: &Options) -> Result<Guest> {
     let image_modules = vm::image::guest_modules(&tc.modules_dir, &["binder_linux".into()])?;
     let mut steps = vec![Step {
         name: "load".into(),
@@ -261,12 +260,11 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
             });
         }
     }
-    let (accel, why) = accel::choose(AccelChoice::Auto, &tc.vmlinuz, &tc.cache);
     // About 0.3 ms a call under TCG, with room to spare; bindertest stops
     // a benchmark that hangs after 300 s itself.
     let runs = u64::from(opts.rounds) * ABBA.len() as u64;
     let secs = 420 + u64::from(opts.count) * 40 / 1000 * runs;
-    let guest = Guest {
+    Ok(Guest {
         kernel: tc.boot_kernel.clone(),
         extra_cmdline: String::new(),
         modules: vec![Module {
@@ -278,14 +276,22 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
             name: "bindertest".into(),
             source: Source::Path(dir.join("bindertest")),
         }],
-        steps: steps.clone(),
+        steps,
         cpus: 2,
         memory_mb: crate::run::GUEST_MEMORY_MB,
         devices: Vec::new(),
         timeout: Duration::from_secs(secs),
         accel,
         keep: false,
-    };
+    })
+}
+
+/// Builds, boots, measures; writes the table and returns it with the
+/// five latency ratios first.
+pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
+    let dir = build(root, tc)?;
+    let (accel, why) = accel::choose(AccelChoice::Auto, &tc.vmlinuz, &tc.cache);
+    let guest = guest(tc, &dir, accel, opts)?;
     println!(
         "bench-binder: {} round(s), {} calls per measurement; accelerator {accel}: {why}",
         opts.rounds, opts.count
