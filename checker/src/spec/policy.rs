@@ -642,6 +642,7 @@ mod tests {
     use super::*;
     use expect_test::{expect, Expect};
 
+    #[track_caller]
     fn check_with(allow: &[Rule], text: &str, expect: Expect) {
         let found: Vec<String> = check_source("lib.rs", text, allow)
             .iter()
@@ -650,6 +651,7 @@ mod tests {
         expect.assert_eq(&found.join("\n"));
     }
 
+    #[track_caller]
     fn check(text: &str, expect: Expect) {
         check_with(&[], text, expect);
     }
@@ -721,38 +723,36 @@ fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
 
     #[test]
     fn include_macros() {
+        // Called, called by path, and renamed by `use`.
         check(
             "const A: &str = include_str!(\"../expected/02-load.txt\");\n\
              const B: &[u8] = core::include_bytes!(\"x\");\n\
              include!(\"other.rs\");\n\
-             fn f() { pr_info!(\"{}\", ::std::include_str!(\"y\")); }\n",
+             fn f() { pr_info!(\"{}\", ::std::include_str!(\"y\")); }\n\
+             use core::include_str as read;\n",
             expect![[r#"
                 lib.rs:1:17: `include_str!`: reads another file at build time; a student file may not reach past itself [include]
                 lib.rs:2:24: `include_bytes!`: reads another file at build time; a student file may not reach past itself [include]
                 lib.rs:3:1: `include!`: reads another file at build time; a student file may not reach past itself [include]
                 lib.rs:4:27: `std`: kernel code has no std, and a macro must not reach files, processes or the environment [std]
-                lib.rs:4:32: `include_str!`: reads another file at build time; a student file may not reach past itself [include]"#]],
-        );
-    }
-
-    #[test]
-    fn renamed_macros() {
-        check(
-            "use core::include_str as read;\nuse core::{env as e};\nmacro_rules! m { () => { use core::option_env as o; }; }\n",
-            expect![[r#"
-                lib.rs:1:11: `include_str!`: reads another file at build time; a student file may not reach past itself [include]
-                lib.rs:2:12: `env!`: reads the build's environment [env]
-                lib.rs:3:36: `option_env!`: reads the build's environment [env]"#]],
+                lib.rs:4:32: `include_str!`: reads another file at build time; a student file may not reach past itself [include]
+                lib.rs:5:11: `include_str!`: reads another file at build time; a student file may not reach past itself [include]"#]],
         );
     }
 
     #[test]
     fn env_macros() {
+        // Called, called by path, and renamed by `use` (in a macro too).
         check(
-            "const A: &str = env!(\"HOME\");\nconst B: Option<&str> = option_env!(\"X\");\n",
+            "const A: &str = env!(\"HOME\");\n\
+             const B: Option<&str> = option_env!(\"X\");\n\
+             use core::{env as e};\n\
+             macro_rules! m { () => { use core::option_env as o; }; }\n",
             expect![[r#"
                 lib.rs:1:17: `env!`: reads the build's environment [env]
-                lib.rs:2:25: `option_env!`: reads the build's environment [env]"#]],
+                lib.rs:2:25: `option_env!`: reads the build's environment [env]
+                lib.rs:3:12: `env!`: reads the build's environment [env]
+                lib.rs:4:36: `option_env!`: reads the build's environment [env]"#]],
         );
     }
 
