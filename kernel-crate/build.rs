@@ -98,6 +98,7 @@ fn main() {
         .allowlist_function("__mutex_init")
         .allowlist_function("mutex_lock")
         .allowlist_function("mutex_unlock")
+        .allowlist_function("mutex_trylock")
         .allowlist_function("__init_waitqueue_head")
         .allowlist_function("init_wait_entry")
         .allowlist_function("prepare_to_wait_exclusive")
@@ -148,6 +149,12 @@ fn main() {
         .opaque_type("mm_struct")
         .allowlist_type("mm_struct")
         .allowlist_function("mmput")
+        .allowlist_function("mmput_async")
+        .allowlist_function("zap_page_range")
+        // Shrinkers (src/shrinker.rs); registering is a helper (variadic).
+        .allowlist_type("shrinker")
+        .allowlist_type("shrink_control")
+        .allowlist_function("unregister_shrinker")
         // Credentials (src/cred.rs); the LSM hooks are helpers (security.rs).
         .opaque_type("cred")
         .allowlist_type("cred")

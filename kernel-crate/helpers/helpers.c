@@ -227,6 +227,22 @@ struct vm_area_struct *rust_helper_vma_lookup(struct mm_struct *mm, unsigned lon
 	return vma_lookup(mm, addr);
 }
 
+bool rust_helper_mmap_read_trylock(struct mm_struct *mm)
+{
+	return mmap_read_trylock(mm);
+}
+
+const struct vm_operations_struct *rust_helper_vma_ops(struct vm_area_struct *vma)
+{
+	return vma->vm_ops;
+}
+
+/* register_shrinker() is variadic (a printf format for the name). */
+int rust_helper_register_shrinker(struct shrinker *shrinker, const char *name)
+{
+	return register_shrinker(shrinker, "%s", name);
+}
+
 struct page *rust_helper_alloc_page(gfp_t gfp)
 {
 	return alloc_page(gfp);

@@ -72,6 +72,8 @@ void rust_helper_mmdrop(struct mm_struct *mm);
 bool rust_helper_mmget_not_zero(struct mm_struct *mm);
 void rust_helper_mmap_read_lock(struct mm_struct *mm);
 void rust_helper_mmap_read_unlock(struct mm_struct *mm);
+bool rust_helper_mmap_read_trylock(struct mm_struct *mm);
+const struct vm_operations_struct *rust_helper_vma_ops(struct vm_area_struct *vma);
 struct vm_area_struct *rust_helper_vma_lookup(struct mm_struct *mm, unsigned long addr);
 struct page *rust_helper_alloc_page(gfp_t gfp);
 void *rust_helper_kmap_local_page(struct page *page);
@@ -192,5 +194,10 @@ int rust_helper_security_binder_transfer_binder(const struct cred *from,
 int rust_helper_security_binder_transfer_file(const struct cred *from,
 					      const struct cred *to,
 					      struct file *file);
+
+/* Shrinkers (kernel-crate/src/shrinker.rs). */
+#include <linux/shrinker.h>
+
+int rust_helper_register_shrinker(struct shrinker *shrinker, const char *name);
 
 #endif

@@ -82,6 +82,8 @@ const unsigned long RUST_CONST_HELPER_VM_DONTCOPY = VM_DONTCOPY;
 const unsigned long RUST_CONST_HELPER_VM_MIXEDMAP = VM_MIXEDMAP;
 const vm_fault_t RUST_CONST_HELPER_VM_FAULT_SIGBUS = VM_FAULT_SIGBUS;
 const int RUST_CONST_HELPER_O_CLOEXEC = O_CLOEXEC;
+/* Shrinkers (shrinker.rs). */
+const int RUST_CONST_HELPER_DEFAULT_SEEKS = DEFAULT_SEEKS;
 
 /* PCI, MMIO, DMA, interrupts (pci.rs, io.rs, dma.rs, irq.rs). */
 const unsigned int RUST_CONST_HELPER_PCI_IRQ_MSIX = PCI_IRQ_MSIX;

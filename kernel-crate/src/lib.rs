@@ -59,6 +59,7 @@ pub mod rbtree;
 pub mod registration;
 pub mod scatterlist;
 pub mod security;
+pub mod shrinker;
 pub mod sync;
 pub mod task;
 pub mod uapi;

@@ -11,6 +11,12 @@
 //! `mmap`. An [`Mm`] (taken at `mmap` from [`Vma::mm`]) keeps the address
 //! space's `struct mm_struct` allocated; [`Mm::get_user`] tells whether it
 //! still has users, i.e. whether the process still has its memory.
+//!
+//! A driver takes its pages back from user space with
+//! [`MarkedVma::zap_page_range`]: only in an area it set up itself
+//! ([`Vma::set_inserted_pages_only`]) and marked ([`Vma::set_private`]),
+//! found again by [`Vma::marked`], with the `mmap_lock` held (a reclaim
+//! path takes it with [`MmUser::mmap_read_trylock`]).
 
 use core::ptr::NonNull;
 
@@ -161,6 +167,28 @@ impl Vma {
         unsafe { bindings::rust_helper_vma_set_flags(self.as_raw(), new as core::ffi::c_ulong) };
     }
 
+    // ANCHOR: marked
+    /// The area as one of this module's, if it is: set up by its `mmap`
+    /// with [`Vma::set_inserted_pages_only`] (so its pages are only those
+    /// the driver inserted) and marked with `mark` ([`Vma::set_private`]).
+    /// Only such an area may have pages zapped
+    /// ([`MarkedVma::zap_page_range`]).
+    pub fn marked(&self, mark: usize) -> Option<&MarkedVma> {
+        // SAFETY: the area is valid and its `mmap_lock` held (see
+        // `from_raw`, `vma_lookup`); the field is read, not followed.
+        let ops = unsafe { bindings::rust_helper_vma_ops(self.as_raw()) };
+        if !core::ptr::eq(ops, &INSERTED_PAGES_ONLY) || self.private() != mark {
+            return None;
+        }
+        // INVARIANT: checked above; it holds while the `mmap_lock` is
+        // held, which the reference (borrowed from `self`) does not
+        // outlast: only an `mmap` sets `vm_ops`, under the lock taken for
+        // writing.
+        // SAFETY: `MarkedVma` is a transparent wrapper of `Vma`.
+        Some(unsafe { &*(self as *const Vma).cast::<MarkedVma>() })
+    }
+    // ANCHOR_END: marked
+
     // ANCHOR: insert_page
     /// Maps `page` at `address` in the area (`vm_insert_page`). The area
     /// takes its own reference on the page: the page stays allocated
@@ -184,6 +212,63 @@ impl Vma {
         Ok(())
     }
     // ANCHOR_END: insert_page
+}
+
+// ANCHOR: marked_vma
+/// An area that this module set up ([`Vma::set_inserted_pages_only`]) and
+/// marked: made by [`Vma::marked`], and, like a `&Vma`, only seen while
+/// the `mmap_lock` is held.
+///
+/// # Invariants
+///
+/// The area's `vm_ops` are this module's `INSERTED_PAGES_ONLY`: it maps
+/// only pages the driver inserted (`vm_insert_page`, so `VM_MIXEDMAP`, no
+/// huge pages, no file or anonymous memory).
+#[repr(transparent)]
+pub struct MarkedVma(Vma);
+// ANCHOR_END: marked_vma
+
+impl core::ops::Deref for MarkedVma {
+    type Target = Vma;
+
+    fn deref(&self) -> &Vma {
+        &self.0
+    }
+}
+
+impl MarkedVma {
+    // ANCHOR: zap_page_range
+    /// Unmaps the pages of the `size` bytes at `address` from user space
+    /// (`zap_page_range`, as `madvise(MADV_DONTNEED)` does): the area
+    /// drops its references on them, and a later touch faults (`SIGBUS`,
+    /// [`Vma::set_inserted_pages_only`]) until the driver inserts a page
+    /// again. `EINVAL` unless both are page-aligned and the range lies
+    /// inside the area (`zap_page_range` would go on into the next areas).
+    /// May sleep.
+    pub fn zap_page_range(&self, address: usize, size: usize) -> Result {
+        let aligned = (address | size).is_multiple_of(crate::page::PAGE_SIZE);
+        let inside = address >= self.start()
+            && address
+                .checked_add(size)
+                .is_some_and(|end| end <= self.end());
+        if !aligned || !inside {
+            return Err(EINVAL);
+        }
+        // SAFETY: the area is valid and its `mmap_lock` held (see
+        // `Vma::from_raw`, `vma_lookup`), for reading at least, which is
+        // what `zap_page_range` needs; the range is page-aligned and
+        // inside it (checked), and its pages are only inserted ones (type
+        // invariant), so nothing but the driver's pages is unmapped.
+        unsafe {
+            bindings::zap_page_range(
+                self.as_raw(),
+                address as core::ffi::c_ulong,
+                size as core::ffi::c_ulong,
+            )
+        };
+        Ok(())
+    }
+    // ANCHOR_END: zap_page_range
 }
 
 // ANCHOR: mm
@@ -245,6 +330,29 @@ impl MmUser<'_> {
         unsafe { bindings::rust_helper_mmap_read_lock(self.mm.mm.as_ptr()) };
         // INVARIANT: the lock was just taken.
         MmapReadGuard { mm: self }
+    }
+
+    /// Takes the `mmap_lock` for reading if that needs no wait
+    /// (`mmap_read_trylock`): for paths that must not sleep on it, such as
+    /// a shrinker's, which may run inside an allocation made under it.
+    pub fn mmap_read_trylock(&self) -> Option<MmapReadGuard<'_>> {
+        // SAFETY: as in `mmap_read_lock`.
+        if unsafe { bindings::rust_helper_mmap_read_trylock(self.mm.mm.as_ptr()) } {
+            // INVARIANT: the lock was just taken.
+            Some(MmapReadGuard { mm: self })
+        } else {
+            None
+        }
+    }
+
+    /// Gives the user back without tearing the address space down here if
+    /// it was the last (`mmput_async`: a workqueue does it): for reclaim
+    /// paths, which must not run `exit_mmap` (C Binder's shrinker).
+    pub fn put_async(self) {
+        let this = core::mem::ManuallyDrop::new(self);
+        // SAFETY: gives back the user count taken for this `MmUser` (type
+        // invariant), once: `drop` will not run.
+        unsafe { bindings::mmput_async(this.mm.mm.as_ptr()) };
     }
 }
 

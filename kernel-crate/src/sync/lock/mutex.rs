@@ -4,7 +4,7 @@
 
 use core::ffi::c_char;
 
-use super::Backend;
+use super::{Backend, Guard, Lock};
 use crate::bindings;
 
 /// A mutual-exclusion lock that sleeps while it waits: hold it only where
@@ -60,3 +60,28 @@ unsafe impl Backend for MutexBackend {
     }
 }
 // ANCHOR_END: backend
+
+impl<T: ?Sized> Lock<T, MutexBackend> {
+    /// Takes the mutex if it is free, without waiting (`mutex_trylock`):
+    /// for paths that must not sleep on it, such as a shrinker's.
+    ///
+    /// ```rust
+    /// let m: Arc<Mutex<u32>> = Arc::pin_init(new_mutex!(1), GFP_KERNEL)?;
+    /// let held = m.try_lock().ok_or(EINVAL)?;
+    /// let busy = m.try_lock().is_none();
+    /// drop(held);
+    /// pr_info!("busy while held: {busy}, then {:?}\n", m.try_lock().map(|g| *g));
+    /// ```
+    pub fn try_lock(&self) -> Option<Guard<'_, T, MutexBackend>> {
+        // SAFETY: `state` is initialised (type invariant of `Lock`).
+        if unsafe { bindings::mutex_trylock(self.state.as_raw()) } == 0 {
+            return None;
+        }
+        // INVARIANT: the mutex is held, by this thread.
+        Some(Guard {
+            lock: self,
+            state: (),
+            _not_send: core::marker::PhantomData,
+        })
+    }
+}

@@ -1,0 +1,231 @@
+//! Shrinkers: caches that give memory back when the kernel runs short.
+//!
+//! C header: [`include/linux/shrinker.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/shrinker.h)
+//!
+//! A driver that keeps memory it could do without (pages of freed
+//! buffers, say) registers a [`Shrinker`]: under memory pressure, and on
+//! `echo 2 > /proc/sys/vm/drop_caches`, the kernel asks it how much it
+//! could free ([`Shrinker::count_objects`]) and then to free some
+//! ([`Shrinker::scan_objects`]). Both run in the middle of an allocation
+//! that is reclaiming memory, perhaps the driver's own: they must not
+//! wait for a lock that an allocating thread may hold (take them with
+//! `try_lock` and give up instead), and should not allocate.
+
+use core::ffi::{c_ulong, CStr};
+use core::marker::PhantomPinned;
+use core::pin::Pin;
+use core::ptr::addr_of_mut;
+
+use crate::alloc::{flags::GFP_KERNEL, KBox};
+use crate::bindings;
+use crate::error::{to_result, Error, Result};
+use crate::init::{pin_init_from_closure, Opaque, PinInit};
+
+/// `SHRINK_STOP` and `SHRINK_EMPTY` of `include/linux/shrinker.h`,
+/// `(~0UL)` and `(~0UL - 1)`, which bindgen does not evaluate.
+const SHRINK_STOP: c_ulong = !0;
+const SHRINK_EMPTY: c_ulong = !0 - 1;
+
+/// What [`Shrinker::count_objects`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Count {
+    /// Nothing to free, now or soon (`SHRINK_EMPTY`).
+    Empty,
+    /// This many objects could be freed (0: none just now).
+    Freeable(usize),
+}
+
+/// What [`Shrinker::scan_objects`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scan {
+    /// Freed this many objects.
+    Freed(usize),
+    /// Could free nothing without waiting (`SHRINK_STOP`): the kernel
+    /// stops asking in this round.
+    Stop,
+}
+
+/// The request of one [`Shrinker::scan_objects`] call
+/// (`struct shrink_control`), read-only.
+pub struct ShrinkControl<'a>(&'a bindings::shrink_control);
+
+impl ShrinkControl<'_> {
+    /// How many objects the kernel asks to free (`nr_to_scan`).
+    pub fn nr_to_scan(&self) -> usize {
+        self.0.nr_to_scan as usize
+    }
+}
+
+/// A cache that the kernel may ask to shrink. See the module docs for
+/// the context the callbacks run in.
+pub trait Shrinker: Send + Sync {
+    /// How many objects [`Shrinker::scan_objects`] could free now. Called
+    /// often: it should be cheap (a counter), not a walk.
+    fn count_objects(&self) -> Count;
+
+    /// Frees up to [`ShrinkControl::nr_to_scan`] objects, without waiting
+    /// for locks.
+    fn scan_objects(&self, sc: &ShrinkControl<'_>) -> Scan;
+}
+
+impl<T: Shrinker> Shrinker for crate::sync::Arc<T> {
+    fn count_objects(&self) -> Count {
+        (**self).count_objects()
+    }
+
+    fn scan_objects(&self, sc: &ShrinkControl<'_>) -> Scan {
+        (**self).scan_objects(sc)
+    }
+}
+
+// ANCHOR: registration
+/// A registered shrinker whose callbacks are `T`'s; dropping it
+/// unregisters it (and waits for callbacks under way).
+///
+/// ```rust
+/// # use kernel::shrinker::{self, Count, Scan, ShrinkControl, Shrinker};
+/// struct Nothing;
+/// impl Shrinker for Nothing {
+///     fn count_objects(&self) -> Count {
+///         Count::Empty
+///     }
+///     fn scan_objects(&self, _sc: &ShrinkControl<'_>) -> Scan {
+///         Scan::Stop
+///     }
+/// }
+/// let reg = shrinker::Registration::new_pinned(c_str!("nothing"), Nothing)?;
+/// drop(reg);
+/// ```
+///
+/// # Invariants
+///
+/// From a successful initialisation until drop, `shrinker` is registered
+/// (`register_shrinker`) with the callbacks of `Self`, and `data` is
+/// initialised.
+pub struct Registration<T: Shrinker> {
+    shrinker: Opaque<bindings::shrinker>,
+    data: T,
+    _pin: PhantomPinned,
+}
+// ANCHOR_END: registration
+
+// SAFETY: the registration gives out `&T` only (`T: Sync`), and
+// `unregister_shrinker` may be called from any thread.
+unsafe impl<T: Shrinker> Sync for Registration<T> {}
+// SAFETY: as above; `T: Send` lets it be dropped on any thread.
+unsafe impl<T: Shrinker> Send for Registration<T> {}
+
+impl<T: Shrinker> Registration<T> {
+    /// An initialiser that registers a shrinker named `name` (seen in
+    /// debugfs with `CONFIG_SHRINKER_DEBUG`) calling `data`.
+    pub fn new(name: &'static CStr, data: T) -> impl PinInit<Self, Error> {
+        let init = move |slot: *mut Self| {
+            // SAFETY: `slot` is valid for writes and will not move
+            // (contract of `PinInit`); the data is written before the
+            // shrinker is registered, so no callback sees it uninitialised.
+            unsafe { addr_of_mut!((*slot).data).write(data) };
+            // SAFETY: the field is valid for writes and pinned with the
+            // slot.
+            let s = unsafe { Opaque::raw_get(addr_of_mut!((*slot).shrinker)) };
+            // SAFETY: as above; all zeroes is a valid `struct shrinker`
+            // (no flags, no list, the default batch), completed with the
+            // callbacks and the default `seeks` before C sees it.
+            unsafe {
+                s.write(core::mem::zeroed());
+                (*s).count_objects = Some(count_objects::<T>);
+                (*s).scan_objects = Some(scan_objects::<T>);
+                (*s).seeks = bindings::RUST_CONST_HELPER_DEFAULT_SEEKS;
+            }
+            // SAFETY: the shrinker is initialised and pinned until `Drop`
+            // unregisters it; `name` is only formatted into a copy.
+            let registered =
+                to_result(unsafe { bindings::rust_helper_register_shrinker(s, name.as_ptr()) });
+            if let Err(e) = registered {
+                // SAFETY: initialised above and never seen by C: drop it
+                // so that the slot holds nothing that needs dropping.
+                unsafe { core::ptr::drop_in_place(addr_of_mut!((*slot).data)) };
+                return Err(e);
+            }
+            // INVARIANT: registered with the callbacks of `Self`, and
+            // `data` is set.
+            Ok(())
+        };
+        // SAFETY: on `Ok` every field is initialised; on `Err` the only
+        // field that needs dropping has been dropped, and a shrinker that
+        // failed to register holds nothing.
+        unsafe { pin_init_from_closure(init) }
+    }
+
+    /// Registers the shrinker in a new heap block.
+    pub fn new_pinned(name: &'static CStr, data: T) -> Result<Pin<KBox<Self>>> {
+        KBox::pin_init(Self::new(name, data), GFP_KERNEL)
+    }
+
+    /// The data the callbacks are called on.
+    pub fn data(&self) -> &T {
+        &self.data
+    }
+
+    /// The registration around a shrinker that [`Registration::new`]
+    /// registered.
+    ///
+    /// # Safety
+    ///
+    /// `s` is the `shrinker` of a live `Registration<T>`.
+    unsafe fn from_raw<'a>(s: *mut bindings::shrinker) -> &'a Self {
+        let reg = crate::container_of!(s.cast::<Opaque<bindings::shrinker>>(), Self, shrinker);
+        // SAFETY: `s` is the field of a live registration (caller), so
+        // `reg` points at it.
+        unsafe { &*reg }
+    }
+}
+
+/// `count_objects` of the shrinkers of `Registration<T>`.
+///
+/// # Safety
+///
+/// Called by the kernel's reclaim for a shrinker of a live
+/// `Registration<T>`.
+unsafe extern "C" fn count_objects<T: Shrinker>(
+    s: *mut bindings::shrinker,
+    _sc: *mut bindings::shrink_control,
+) -> c_ulong {
+    // SAFETY: the kernel calls this only for a registered shrinker, and
+    // `Drop` unregisters it (waiting for callbacks) before the
+    // registration goes.
+    let reg = unsafe { Registration::<T>::from_raw(s) };
+    match reg.data.count_objects() {
+        Count::Empty => SHRINK_EMPTY,
+        // Never one of the special values at the top of the range.
+        Count::Freeable(n) => (n as c_ulong).min(SHRINK_EMPTY - 1),
+    }
+}
+
+/// `scan_objects` of the shrinkers of `Registration<T>`.
+///
+/// # Safety
+///
+/// As for [`count_objects`]; `sc` is valid for the call.
+unsafe extern "C" fn scan_objects<T: Shrinker>(
+    s: *mut bindings::shrinker,
+    sc: *mut bindings::shrink_control,
+) -> c_ulong {
+    // SAFETY: as in `count_objects`.
+    let reg = unsafe { Registration::<T>::from_raw(s) };
+    // SAFETY: `sc` is valid for the call (`do_shrink_slab`'s), and only
+    // read here.
+    let sc = ShrinkControl(unsafe { &*sc });
+    match reg.data.scan_objects(&sc) {
+        Scan::Stop => SHRINK_STOP,
+        Scan::Freed(n) => (n as c_ulong).min(SHRINK_EMPTY - 1),
+    }
+}
+
+impl<T: Shrinker> Drop for Registration<T> {
+    fn drop(&mut self) {
+        // SAFETY: registered (type invariant); `unregister_shrinker` waits
+        // for the callbacks under way (they run under `shrinker_rwsem`,
+        // which it takes for writing), so `data` outlives them.
+        unsafe { bindings::unregister_shrinker(self.shrinker.as_raw()) };
+    }
+}
