@@ -49,6 +49,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 
 static const char *device;
 
@@ -1872,6 +1873,123 @@ static void um_client(void *arg)
 	say("read %d", *last);
 }
 
+/* Pages of freed buffers go back to the kernel when it asks (C's
+ * binder_shrinker, Rust's kernel::shrinker): a call whose buffer spans
+ * several pages, both buffers freed, then drop_caches (2: the shrinkers,
+ * as `echo 2 > /proc/sys/vm/drop_caches` does); a page wholly
+ * inside the freed buffer is gone (SIGBUS) until another call takes the same
+ * place, whose data reads back. */
+#define RCL_SIZE (4 * 4096 + 100)
+#define RCL_PAGE 4096
+static struct chan rcl_freed, rcl_probed;
+static sigjmp_buf rcl_jmp;
+
+static void rcl_on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(rcl_jmp, 1);
+}
+
+/* 1 if reading the byte at `addr` raises SIGBUS. A forked child would not
+ * do: the mapping is VM_DONTCOPY. */
+static int rcl_faults(const volatile char *addr)
+{
+	struct sigaction sa = { .sa_handler = rcl_on_sigbus }, old;
+	int bus = 1;
+
+	sigaction(SIGBUS, &sa, &old);
+	if (sigsetjmp(rcl_jmp, 1) == 0) {
+		(void)*addr;
+		bus = 0;
+	}
+	sigaction(SIGBUS, &old, NULL);
+	return bus;
+}
+
+static void rcl_fill(uint8_t *d, size_t n, int round)
+{
+	for (size_t i = 0; i < n; i++)
+		d[i] = (uint8_t)(i * 7 + round * 13 + i / RCL_PAGE);
+}
+
+/* Prints how many of the pages wholly inside [off, off + n) of the mapping
+ * fault. */
+static void rcl_probe(struct bp *p, size_t off, size_t n, const char *when)
+{
+	size_t first = (off + RCL_PAGE - 1) / RCL_PAGE, end = (off + n) / RCL_PAGE;
+	int bus = 0;
+
+	for (size_t i = first; i < end; i++)
+		bus += rcl_faults(p->map + i * RCL_PAGE);
+	say("%s: %d of the %d pages wholly inside the first buffer fault (SIGBUS)", when, bus,
+	    (int)(end - first));
+}
+
+static void rcl_drop_caches(void)
+{
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	int ok = fd >= 0 && write(fd, "2", 1) == 1;
+
+	say("drop_caches: %s", ok ? "ok" : res(-1));
+	if (fd >= 0)
+		close(fd);
+}
+
+static void rcl_manager(void *arg)
+{
+	static uint8_t want[RCL_SIZE];
+	struct bp p;
+	struct br c;
+	size_t off = 0;
+
+	bopen(&p, MAP_SIZE);
+	manager_or_die(&p, NULL);
+	post(arg);
+	for (int round = 1; round <= 2; round++) {
+		const uint8_t *d;
+
+		if (wait_txn(&p, &c, 0))
+			exit(1);
+		d = (const uint8_t *)(uintptr_t)c.u.tr.data.ptr.buffer;
+		rcl_fill(want, sizeof(want), round);
+		say("call %d: %llu bytes at offset %zu of the mapping, data as sent: %s", round,
+		    (unsigned long long)c.u.tr.data_size, (size_t)((const char *)d - p.map),
+		    yes(c.u.tr.data_size == RCL_SIZE && !memcmp(d, want, RCL_SIZE)));
+		if (round == 1)
+			off = (const char *)d - p.map;
+		else
+			rcl_probe(&p, off, RCL_SIZE, "in the second call");
+		free_buffer(&p, c.u.tr.data.ptr.buffer);
+		reply(&p, round, "done", 5);
+		complete(&p);
+		if (round == 1) {
+			await(&rcl_freed);
+			rcl_probe(&p, off, RCL_SIZE, "both buffers freed");
+			rcl_drop_caches();
+			rcl_probe(&p, off, RCL_SIZE, "after drop_caches");
+			post(&rcl_probed);
+		}
+	}
+}
+
+static void rcl_client(void *arg)
+{
+	static uint8_t data[RCL_SIZE];
+	struct bp p;
+
+	(void)arg;
+	bopen(&p, MAP_SIZE);
+	for (int round = 1; round <= 2; round++) {
+		rcl_fill(data, sizeof(data), round);
+		say("call %d of %d bytes (its reply's buffer freed at once):", round, RCL_SIZE);
+		call(&p, 0, round, data, RCL_SIZE, NULL, 0, 0);
+		if (round == 1) {
+			post(&rcl_freed);
+			await(&rcl_probed);
+		}
+	}
+}
+
 /* close() of any descriptor of the device, here a dup, is C's binder_flush:
  * every thread of the process returns from the read it waits in (or is
  * about to), with only BR_NOOP. The reader is known to the driver before
@@ -1980,6 +2098,8 @@ static const struct scenario scenarios[] = {
 	  { { &cd_called, &cd_dead }, cd_manager, { { "client", cd_client } }, &cd_called }, 10 },
 	{ "unmapped", NULL, { { &um_done }, um_manager, { { "client", um_client } } }, 10 },
 	{ "flush", s_flush, {}, 10 },
+	{ "reclaim", NULL,
+	  { { &rcl_freed, &rcl_probed }, rcl_manager, { { "client", rcl_client } } }, 20 },
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))

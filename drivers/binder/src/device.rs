@@ -7,9 +7,9 @@ use kernel::file::{File, FileOperations, IoctlCommand, PollTable};
 use kernel::mm::Vma;
 use kernel::prelude::*;
 use kernel::sync::Arc;
-use kernel::{c_str, miscdev, new_mutex};
+use kernel::{c_str, miscdev, new_mutex, shrinker};
 
-use crate::process::{self, Context, Process};
+use crate::process::{self, Context, Process, Reclaim};
 
 module! {
     type: RustBinder,
@@ -56,19 +56,29 @@ impl FileOperations for BinderFile {
     }
 }
 
+// ANCHOR: module
 struct RustBinder {
     _dev: Pin<KBox<miscdev::Registration<BinderFile>>>,
+    /// Unregistered after the device: no process is left by then.
+    _shrinker: Pin<KBox<shrinker::Registration<Arc<Reclaim>>>>,
 }
 
 impl kernel::Module for RustBinder {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let reclaim = Arc::pin_init(Reclaim::new(), GFP_KERNEL)?;
+        let shrinker = shrinker::Registration::new_pinned(c_str!("rust-binder"), reclaim.clone())?;
         let ctx = Arc::pin_init(
             kernel::pin_init!(Context {
                 manager <- new_mutex!(process::Manager::default(), "Context::manager"),
+                reclaim <- reclaim,
             }),
             GFP_KERNEL,
         )?;
         let dev = miscdev::Registration::new_pinned(c_str!("rust-binder"), ctx)?;
-        Ok(RustBinder { _dev: dev })
+        Ok(RustBinder {
+            _dev: dev,
+            _shrinker: shrinker,
+        })
     }
 }
+// ANCHOR_END: module

@@ -29,8 +29,8 @@ use kernel::{new_condvar, new_mutex, new_work, pin_init, security};
 
 use crate::alloc::Allocator;
 use crate::defs::*;
-pub(crate) use buffer::Pages;
 use buffer::TxnBuffer;
+pub(crate) use buffer::{Pages, Reclaim};
 
 const LOOPER_REGISTERED: u32 = 0x01;
 const LOOPER_ENTERED: u32 = 0x02;
@@ -45,6 +45,8 @@ const MAX_MAP: usize = 4 << 20;
 /// The context: who the manager is (handle 0 in every process).
 pub(crate) struct Context {
     pub(crate) manager: Mutex<Manager>,
+    /// Every mapping's pages, which the module's shrinker reclaims from.
+    pub(crate) reclaim: Arc<Reclaim>,
 }
 
 impl Context {
@@ -481,9 +483,11 @@ impl Process {
         let size = (vma.end() - vma.start()).min(MAX_MAP);
         let mark = &**this as *const Process as usize;
         let pages = Pages::new(vma, mark, size / PAGE_SIZE)?;
-        let alloc = Allocator::new(vma.start(), size, pages)?;
+        let alloc = Allocator::new(vma.start(), size, pages.clone())?;
         inner.alloc = Some(alloc);
         inner.mapped = true;
+        // Its freed buffers' pages may be reclaimed (until release).
+        this.ctx.reclaim.add(pages);
         Ok(())
     }
     // ANCHOR_END: mmap
@@ -1170,7 +1174,7 @@ impl Process {
         }
         let mut inner = this.inner.lock();
         if let Some(alloc) = inner.alloc.as_mut() {
-            drop(alloc.free(offset));
+            drop(alloc.free_counted(offset));
         }
     }
 

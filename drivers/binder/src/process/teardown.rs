@@ -146,13 +146,18 @@ impl Process {
                 }
             }
             for &o in offsets.iter() {
-                if let Some(n) = alloc.free(o) {
+                if let Some(n) = alloc.free_counted(o) {
                     let _ = nodes.push(n, GFP_KERNEL);
                 }
             }
         }
-        inner.alloc = None;
+        let pages = inner.alloc.take().map(|a| a.pages().clone());
         drop(inner);
+        // Nothing left for the shrinker: the list keeps no pages of a
+        // released process.
+        if let Some(pages) = pages {
+            this.ctx.reclaim.remove(&pages);
+        }
         while let Some(node) = nodes.pop() {
             let wake = dec_node(&mut node.owner.inner.lock(), &node, true, false);
             if wake {

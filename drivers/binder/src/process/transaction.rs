@@ -206,13 +206,15 @@ impl Process {
         let buf = {
             let mut ti = to.inner.lock();
             let alloc = ti.alloc.as_mut().ok_or(Failed(BR_DEAD_REPLY))?;
-            let offset = alloc.alloc(data_size, offsets_size, oneway).map_err(|e| {
-                if e == ESRCH {
-                    Failed(BR_DEAD_REPLY)
-                } else {
-                    Failed(BR_FAILED_REPLY)
-                }
-            })?;
+            let offset = alloc
+                .alloc_counted(data_size, offsets_size, oneway)
+                .map_err(|e| {
+                    if e == ESRCH {
+                        Failed(BR_DEAD_REPLY)
+                    } else {
+                        Failed(BR_FAILED_REPLY)
+                    }
+                })?;
             TxnBuffer {
                 pages: alloc.pages().clone(),
                 offset,
@@ -224,7 +226,7 @@ impl Process {
         let free = |node: &Option<Arc<Node>>| {
             let mut ti = to.inner.lock();
             if let Some(alloc) = ti.alloc.as_mut() {
-                drop(alloc.free(offset));
+                drop(alloc.free_counted(offset));
             }
             drop(ti);
             if let Some(node) = node {
@@ -304,7 +306,7 @@ impl Process {
             Process::release_objects(to, buf, done);
             let mut ti = to.inner.lock();
             if let Some(alloc) = ti.alloc.as_mut() {
-                drop(alloc.free(buf.offset));
+                drop(alloc.free_counted(buf.offset));
             }
             drop(ti);
             if let Some(node) = &target.node {
