@@ -17,10 +17,7 @@ use crate::init::PinInit;
 #[macro_export]
 macro_rules! new_condvar {
     ($($name:literal)? $(,)?) => {
-        $crate::sync::CondVar::new(
-            $crate::optional_name!($($name)?),
-            $crate::static_lock_class!(),
-        )
+        $crate::new_named!($crate::sync::CondVar::new; $($name)?)
     };
 }
 

@@ -15,6 +15,48 @@ use super::LockClassKey;
 use crate::bindings;
 use crate::init::{pin_init_from_closure, Opaque, PinInit};
 
+// ANCHOR: backend_macro
+/// Defines `$name`, the [`Backend`] of a C lock whose `lock` and `unlock`
+/// take nothing but the lock: `init`, `lock` and `unlock` name the C
+/// functions. `lock` must give exclusive ownership until `unlock`.
+macro_rules! plain_backend {
+    (
+        $(#[$meta:meta])* $name:ident, $state:ty,
+        init: $init:path, lock: $lock:path, unlock: $unlock:path
+    ) => {
+        $(#[$meta])*
+        pub struct $name;
+
+        // SAFETY: `$lock` gives exclusive ownership until `$unlock` (the
+        // macro's contract).
+        unsafe impl $crate::sync::lock::Backend for $name {
+            type State = $state;
+            type GuardState = ();
+
+            unsafe fn init(
+                ptr: *mut $state,
+                name: *const ::core::ffi::c_char,
+                key: *mut $crate::bindings::lock_class_key,
+            ) {
+                // SAFETY: the caller guarantees that `ptr` is valid and
+                // pinned and that `name` and `key` are `'static`.
+                unsafe { $init(ptr, name, key) };
+            }
+
+            unsafe fn lock(ptr: *mut $state) {
+                // SAFETY: the caller guarantees that the lock is initialised.
+                unsafe { $lock(ptr) };
+            }
+
+            unsafe fn unlock(ptr: *mut $state, _state: &()) {
+                // SAFETY: the caller guarantees that this thread holds the lock.
+                unsafe { $unlock(ptr) };
+            }
+        }
+    };
+}
+// ANCHOR_END: backend_macro
+
 pub mod mutex;
 pub mod spinlock;
 

@@ -76,6 +76,7 @@ impl LockClassKey {
     }
 }
 
+// ANCHOR: new_named
 /// A `&'static LockClassKey` of its own for the call site.
 #[macro_export]
 macro_rules! static_lock_class {
@@ -84,6 +85,18 @@ macro_rules! static_lock_class {
         &CLASS
     }};
 }
+
+/// What every `new_*!` initialiser macro expands to: `$new($args...,
+/// name, key)`, with the name given (or `file:line`) and a lock class of
+/// its own for the call site.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! new_named {
+    ($new:path $(, $arg:expr)*; $($name:literal)?) => {
+        $new($($arg,)* $crate::optional_name!($($name)?), $crate::static_lock_class!())
+    };
+}
+// ANCHOR_END: new_named
 
 /// A `&'static CStr` from a string literal: `c_str!("name")`.
 #[macro_export]

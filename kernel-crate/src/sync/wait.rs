@@ -19,10 +19,7 @@ use crate::init::{pin_init_from_closure, Opaque, PinInit};
 #[macro_export]
 macro_rules! new_wait_queue {
     ($($name:literal)? $(,)?) => {
-        $crate::sync::WaitQueue::new(
-            $crate::optional_name!($($name)?),
-            $crate::static_lock_class!(),
-        )
+        $crate::new_named!($crate::sync::WaitQueue::new; $($name)?)
     };
 }
 

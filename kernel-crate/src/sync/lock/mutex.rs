@@ -2,9 +2,7 @@
 //!
 //! C header: [`include/linux/mutex.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/mutex.h)
 
-use core::ffi::c_char;
-
-use super::{Backend, Guard, Lock};
+use super::{Guard, Lock};
 use crate::bindings;
 
 /// A mutual-exclusion lock that sleeps while it waits: hold it only where
@@ -25,40 +23,22 @@ pub type MutexGuard<'a, T> = super::Guard<'a, T, MutexBackend>;
 #[macro_export]
 macro_rules! new_mutex {
     ($value:expr $(, $name:literal)? $(,)?) => {
-        $crate::sync::Mutex::new(
-            $value,
-            $crate::optional_name!($($name)?),
-            $crate::static_lock_class!(),
-        )
+        $crate::new_named!($crate::sync::Mutex::new, $value; $($name)?)
     };
 }
 // ANCHOR_END: new_mutex
 
-/// The [`Backend`] of [`Mutex`]: `mutex_lock` and `mutex_unlock`.
-pub struct MutexBackend;
-
 // ANCHOR: backend
-// SAFETY: `mutex_lock` gives exclusive ownership until `mutex_unlock`.
-unsafe impl Backend for MutexBackend {
-    type State = bindings::mutex;
-    type GuardState = ();
-
-    unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key) {
-        // SAFETY: the caller guarantees that `ptr` is valid and pinned and
-        // that `name` and `key` are `'static`.
-        unsafe { bindings::__mutex_init(ptr, name, key) };
-    }
-
-    unsafe fn lock(ptr: *mut Self::State) {
-        // SAFETY: the caller guarantees that the mutex is initialised.
-        unsafe { bindings::rust_helper_mutex_lock(ptr) };
-    }
-
-    unsafe fn unlock(ptr: *mut Self::State, _state: &()) {
-        // SAFETY: the caller guarantees that this thread holds the mutex.
-        unsafe { bindings::mutex_unlock(ptr) };
-    }
-}
+// `mutex_lock` gives exclusive ownership until `mutex_unlock`.
+plain_backend!(
+    /// The [`Backend`](super::Backend) of [`Mutex`]: `mutex_lock` and
+    /// `mutex_unlock`.
+    MutexBackend,
+    bindings::mutex,
+    init: bindings::__mutex_init,
+    lock: bindings::rust_helper_mutex_lock,
+    unlock: bindings::mutex_unlock
+);
 // ANCHOR_END: backend
 
 impl<T: ?Sized> Lock<T, MutexBackend> {

@@ -27,11 +27,7 @@ pub type SpinLockIrqGuard<'a, T> = super::Guard<'a, T, SpinLockIrqBackend>;
 #[macro_export]
 macro_rules! new_spinlock {
     ($value:expr $(, $name:literal)? $(,)?) => {
-        $crate::sync::SpinLock::new(
-            $value,
-            $crate::optional_name!($($name)?),
-            $crate::static_lock_class!(),
-        )
+        $crate::new_named!($crate::sync::SpinLock::new, $value; $($name)?)
     };
 }
 
@@ -40,38 +36,19 @@ macro_rules! new_spinlock {
 #[macro_export]
 macro_rules! new_spinlock_irq {
     ($value:expr $(, $name:literal)? $(,)?) => {
-        $crate::sync::SpinLockIrq::new(
-            $value,
-            $crate::optional_name!($($name)?),
-            $crate::static_lock_class!(),
-        )
+        $crate::new_named!($crate::sync::SpinLockIrq::new, $value; $($name)?)
     };
 }
 
-/// The [`Backend`] of [`SpinLock`]: `spin_lock` and `spin_unlock`.
-pub struct SpinLockBackend;
-
-// SAFETY: `spin_lock` gives exclusive ownership until `spin_unlock`.
-unsafe impl Backend for SpinLockBackend {
-    type State = bindings::spinlock_t;
-    type GuardState = ();
-
-    unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key) {
-        // SAFETY: the caller guarantees that `ptr` is valid and pinned and
-        // that `name` and `key` are `'static`.
-        unsafe { bindings::rust_helper_spin_lock_init(ptr, name, key) };
-    }
-
-    unsafe fn lock(ptr: *mut Self::State) {
-        // SAFETY: the caller guarantees that the lock is initialised.
-        unsafe { bindings::rust_helper_spin_lock(ptr) };
-    }
-
-    unsafe fn unlock(ptr: *mut Self::State, _state: &()) {
-        // SAFETY: the caller guarantees that this thread holds the lock.
-        unsafe { bindings::rust_helper_spin_unlock(ptr) };
-    }
-}
+// `spin_lock` gives exclusive ownership until `spin_unlock`.
+plain_backend!(
+    /// The [`Backend`] of [`SpinLock`]: `spin_lock` and `spin_unlock`.
+    SpinLockBackend,
+    bindings::spinlock_t,
+    init: bindings::rust_helper_spin_lock_init,
+    lock: bindings::rust_helper_spin_lock,
+    unlock: bindings::rust_helper_spin_unlock
+);
 
 /// The [`Backend`] of [`SpinLockIrq`]: `spin_lock_irqsave` and
 /// `spin_unlock_irqrestore`.
@@ -84,8 +61,8 @@ unsafe impl Backend for SpinLockIrqBackend {
     type GuardState = c_ulong;
 
     unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key) {
-        // SAFETY: as for `SpinLockBackend::init`.
-        unsafe { bindings::rust_helper_spin_lock_init(ptr, name, key) };
+        // SAFETY: the caller's guarantees are those of `SpinLockBackend::init`.
+        unsafe { SpinLockBackend::init(ptr, name, key) };
     }
 
     unsafe fn lock(ptr: *mut Self::State) -> c_ulong {
