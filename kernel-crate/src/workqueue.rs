@@ -3,8 +3,9 @@
 //!
 //! C header: [`include/linux/workqueue.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/workqueue.h)
 //!
-//! A type that has work to defer embeds a [`Work`] and implements
-//! [`WorkItem`]; [`queue`] hands an [`Arc`] of it to `system_wq`, which
+//! A type that has work to defer embeds a [`Work`], names it with
+//! [`impl_has_work!`](crate::impl_has_work) and implements [`WorkItem`];
+//! [`queue`] hands an [`Arc`] of it to `system_wq`, which
 //! keeps that `Arc` until [`WorkItem::run`] takes it. An item queued
 //! again before it has run is queued once, as in C.
 //!
@@ -15,9 +16,9 @@
 //! queued or running. No driver has to remember it.
 
 use core::ffi::CStr;
-use core::mem::size_of;
+use core::marker::PhantomData;
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::bindings;
 use crate::init::{pin_init_from_closure, Opaque, PinInit};
@@ -28,19 +29,52 @@ use crate::sync::{Arc, LockClassKey};
 #[macro_export]
 macro_rules! new_work {
     ($($name:literal)? $(,)?) => {
-        $crate::workqueue::Work::new(
-            $crate::optional_name!($($name)?),
-            $crate::static_lock_class!(),
-        )
+        $crate::new_named!($crate::workqueue::Work::new; $($name)?)
+    };
+}
+
+/// Where a type keeps its [`Work`].
+///
+/// Implement it with [`impl_has_work!`](crate::impl_has_work), which checks
+/// at compile time that the work is a field of the type.
+///
+/// # Safety
+///
+/// [`HasWork::work`] returns a reference to the field of `self` that lies
+/// [`HasWork::WORK_OFFSET`] bytes from its start, the same field on every
+/// call.
+pub unsafe trait HasWork: Sized {
+    /// Where the [`Work`] lies in `Self`, in bytes from its start.
+    const WORK_OFFSET: usize;
+
+    /// The [`Work`] embedded in `self`.
+    fn work(&self) -> &Work<Self>;
+}
+
+/// Implements [`HasWork`] for `$item`, whose [`Work`] is the field
+/// `$field`: `impl_has_work!(Job, work);`.
+#[macro_export]
+macro_rules! impl_has_work {
+    ($item:ty, $field:ident) => {
+        // SAFETY: `offset_of!` compiles only if `$field` is a field of
+        // `$item` itself (not one reached through `Deref`), and `work`
+        // returns that field on every call.
+        unsafe impl $crate::workqueue::HasWork for $item {
+            const WORK_OFFSET: usize = ::core::mem::offset_of!($item, $field);
+
+            fn work(&self) -> &$crate::workqueue::Work<Self> {
+                &self.$field
+            }
+        }
     };
 }
 
 // ANCHOR: work_item
 /// A type whose values can be queued on the system workqueue: it embeds a
-/// [`Work<Self>`] and says what to run.
+/// [`Work<Self>`] ([`HasWork`]) and says what to run.
 ///
 /// ```rust
-/// use kernel::new_work;
+/// use kernel::{impl_has_work, new_work};
 /// use kernel::workqueue::{self, Work, WorkItem};
 ///
 /// struct Job {
@@ -48,12 +82,9 @@ macro_rules! new_work {
 ///     ran: CondVar,
 ///     work: Work<Job>,
 /// }
+/// impl_has_work!(Job, work);
 ///
 /// impl WorkItem for Job {
-///     fn work(&self) -> &Work<Self> {
-///         &self.work
-///     }
-///
 ///     fn run(this: Arc<Self>) {
 ///         *this.done.lock() = true;
 ///         this.ran.notify_all();
@@ -72,11 +103,7 @@ macro_rules! new_work {
 /// }
 /// pr_info!("the worker ran\n");
 /// ```
-pub trait WorkItem: Sized + Send + Sync + 'static {
-    /// The [`Work`] embedded in `self` (a field of it): [`queue`] refuses
-    /// one that is not inside `self`.
-    fn work(&self) -> &Work<Self>;
-
+pub trait WorkItem: HasWork + Send + Sync + 'static {
     /// Runs in a worker thread, which may sleep; gets the `Arc` that
     /// [`queue`] was given.
     fn run(this: Arc<Self>);
@@ -89,17 +116,16 @@ pub trait WorkItem: Sized + Send + Sync + 'static {
 /// # Invariants
 ///
 /// `work` was initialised by `INIT_WORK` (the helper) with
-/// `run_work::<T>` and does not move. While it is pending, `owner` is the
-/// address of the `T` that contains it, from `Arc::into_raw`, and the
+/// `run_work::<T>` and does not move. While it is pending, the `T` that
+/// contains it was turned into a raw pointer by `Arc::into_raw`, and the
 /// workqueue owns that `Arc`.
 pub struct Work<T> {
     work: Opaque<bindings::work_struct>,
-    owner: AtomicPtr<T>,
+    _item: PhantomData<fn() -> T>,
 }
 // ANCHOR_END: work
 
-// SAFETY: the workqueue's own locking protects the `work_struct`; `owner`
-// is atomic.
+// SAFETY: the workqueue's own locking protects the `work_struct`.
 unsafe impl<T> Send for Work<T> {}
 // SAFETY: as above: `&Work` only passes the address to C.
 unsafe impl<T> Sync for Work<T> {}
@@ -120,14 +146,14 @@ impl<T: WorkItem> Work<T> {
                     Some(run_work::<T>),
                     name.as_ptr(),
                     key.as_raw(),
-                );
-                ptr::addr_of_mut!((*slot).owner).write(AtomicPtr::new(ptr::null_mut()));
-            }
+                )
+            };
             // INVARIANT: initialised in place with `run_work::<T>`; not
             // pending.
             Ok(())
         };
-        // SAFETY: the closure initialises every field and never fails.
+        // SAFETY: the closure initialises the only field with data and
+        // never fails.
         unsafe { pin_init_from_closure(init) }
     }
 }
@@ -142,30 +168,19 @@ static USED: AtomicBool = AtomicBool::new(false);
 // ANCHOR: queue
 /// Queues `this` on the system workqueue (C's `schedule_work`): a worker
 /// will call [`WorkItem::run`] with it. If it is already queued and has
-/// not started, it is not queued twice and `this` comes back as `Err`;
-/// so it does if `T::work` returns a `Work` that is not part of `this`.
+/// not started, it is not queued twice and `this` comes back as `Err`.
 pub fn queue<T: WorkItem>(this: Arc<T>) -> Result<(), Arc<T>> {
-    let item: *const T = &*this;
-    let work: *const Work<T> = this.work();
-    // `run_work` finds the `T` from the `Work`, so the `Work` must lie in
-    // this `T`: then no other live `T` holds it, and `owner` has one value.
-    let start = item as usize;
-    let at = work as usize;
-    if at < start || at + size_of::<Work<T>>() > start + size_of::<T>() {
-        return Err(this);
-    }
     USED.store(true, Ordering::Relaxed);
     PENDING.fetch_add(1, Ordering::AcqRel);
+    // `run_work` finds the `T` from its `Work`: the field at
+    // `T::WORK_OFFSET` (`HasWork`'s contract).
+    let work = this.work().work.as_raw();
     let raw = Arc::into_raw(this);
-    // SAFETY: `work` is in the `T` that `raw` keeps alive (checked above).
-    let work = unsafe { &*work };
-    // A store while the item is pending writes the value it has (above).
-    work.owner.store(raw.cast_mut(), Ordering::Release);
     // SAFETY: the `work_struct` is initialised and pinned in `T` (type
     // invariant), which stays alive while the workqueue holds `raw`.
-    let queued = unsafe { bindings::rust_helper_schedule_work(work.work.as_raw()) };
+    let queued = unsafe { bindings::rust_helper_schedule_work(work) };
     if queued {
-        // INVARIANT: pending, with `owner` set and its `Arc` given away.
+        // INVARIANT: pending, with the `Arc` of its `T` given away.
         Ok(())
     } else {
         PENDING.fetch_sub(1, Ordering::AcqRel);
@@ -184,10 +199,11 @@ pub fn queue<T: WorkItem>(this: Arc<T>) -> Result<(), Arc<T>> {
 /// calls this once per time it was queued).
 unsafe extern "C" fn run_work<T: WorkItem>(work: *mut bindings::work_struct) {
     let work = crate::container_of!(work.cast::<Opaque<bindings::work_struct>>(), Work<T>, work);
-    // SAFETY: `work` is in a live `Work<T>` whose `owner` holds the `Arc`
-    // that `queue` gave the workqueue (type invariant), now ours: the
-    // workqueue cleared the pending bit before calling us.
-    let this = unsafe { Arc::from_raw((*work).owner.load(Ordering::Acquire)) };
+    let item = work.cast::<u8>().wrapping_sub(T::WORK_OFFSET).cast::<T>();
+    // SAFETY: `work` is the field at `T::WORK_OFFSET` of a `T` (`HasWork`'s
+    // contract) whose `Arc` `queue` gave the workqueue (type invariant), now
+    // ours: the workqueue cleared the pending bit before calling us.
+    let this = unsafe { Arc::from_raw(item) };
     T::run(this);
     // Last, after `run` dropped what it kept: `drain` waits for this.
     PENDING.fetch_sub(1, Ordering::AcqRel);

@@ -169,11 +169,9 @@ impl Process {
 }
 
 // ANCHOR: work_item
-impl workqueue::WorkItem for Process {
-    fn work(&self) -> &workqueue::Work<Self> {
-        &self.deferred
-    }
+kernel::impl_has_work!(Process, deferred);
 
+impl workqueue::WorkItem for Process {
     fn run(this: Arc<Self>) {
         Process::deferred_release(&this);
     }
