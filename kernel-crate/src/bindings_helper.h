@@ -26,7 +26,6 @@
 #include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
-#include <linux/security.h>
 #include <uapi/linux/android/binder.h>
 /* PCI, MMIO, DMA, interrupts, delays, ids (pci.rs, io.rs, dma.rs, irq.rs,
  * delay.rs, ida.rs, device.rs). */

@@ -27,6 +27,23 @@ macro_rules! vtable_slot {
     };
 }
 
+/// Methods that return what a C helper reads from the object behind
+/// `self.as_raw()`: `/// docs` then `fn name() -> Type = helper;` each.
+/// For types whose invariant keeps that object alive while `&self` is.
+macro_rules! raw_getters {
+    ($($(#[$meta:meta])* fn $name:ident() -> $ty:ty = $helper:ident;)*) => {
+        $(
+            $(#[$meta])*
+            pub fn $name(&self) -> $ty {
+                // SAFETY: the object is alive while `&self` is (the type
+                // invariant of each user), and the helper needs nothing
+                // else: it reads a field, or looks it up under RCU.
+                unsafe { $crate::bindings::$helper(self.as_raw()) }
+            }
+        )*
+    };
+}
+
 pub mod alloc;
 pub mod barrier;
 pub mod bindings;

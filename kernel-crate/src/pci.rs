@@ -171,22 +171,13 @@ impl Device {
         unsafe { device::Device::from_raw(bindings::rust_helper_pci_dev_device(self.as_raw())) }
     }
 
-    /// The vendor id.
-    pub fn vendor_id(&self) -> u16 {
-        // SAFETY: the function is alive (type invariants).
-        unsafe { bindings::rust_helper_pci_vendor(self.as_raw()) }
-    }
-
-    /// The device id.
-    pub fn device_id(&self) -> u16 {
-        // SAFETY: the function is alive (type invariants).
-        unsafe { bindings::rust_helper_pci_device(self.as_raw()) }
-    }
-
-    /// The class code: class, subclass and programming interface.
-    pub fn class(&self) -> u32 {
-        // SAFETY: the function is alive (type invariants).
-        unsafe { bindings::rust_helper_pci_class(self.as_raw()) }
+    raw_getters! {
+        /// The vendor id.
+        fn vendor_id() -> u16 = rust_helper_pci_vendor;
+        /// The device id.
+        fn device_id() -> u16 = rust_helper_pci_device;
+        /// The class code: class, subclass and programming interface.
+        fn class() -> u32 = rust_helper_pci_class;
     }
 
     /// Enables the device's memory and I/O decoding (`pcim_enable_device`).

@@ -144,10 +144,14 @@ impl<K, V> RBTree<K, V> {
 }
 
 impl<K: Ord, V> RBTree<K, V> {
-    /// Walks down from the root towards `key`: at each node, `go_left`
-    /// tells whether to go left, and the last node where it did is
-    /// returned (or null).
-    fn descend(&self, mut go_left: impl FnMut(&K) -> Option<bool>) -> *mut bindings::rb_node {
+    /// Walks down from the root: at each node, `go_left` tells whether to
+    /// go left, or (`None`) to stop and return that node. Returns the last
+    /// node where it went left, or with `keep_right` right (or null).
+    fn descend(
+        &self,
+        keep_right: bool,
+        mut go_left: impl FnMut(&K) -> Option<bool>,
+    ) -> *mut bindings::rb_node {
         let mut best = ptr::null_mut();
         let mut n = self.root.rb_node;
         while !n.is_null() {
@@ -158,10 +162,12 @@ impl<K: Ord, V> RBTree<K, V> {
                 Some(left) => left,
                 None => return n,
             };
+            if left != keep_right {
+                best = n;
+            }
             // SAFETY: as above, `n` is a live node.
             n = unsafe {
                 if left {
-                    best = n;
                     (*n).rb_left
                 } else {
                     (*n).rb_right
@@ -173,7 +179,7 @@ impl<K: Ord, V> RBTree<K, V> {
 
     /// The node holding `key`, or null.
     fn find(&self, key: &K) -> *mut bindings::rb_node {
-        let n = self.descend(|k| match key.cmp(k) {
+        let n = self.descend(false, |k| match key.cmp(k) {
             Ordering::Less => Some(true),
             Ordering::Greater => Some(false),
             Ordering::Equal => None,
@@ -205,33 +211,17 @@ impl<K: Ord, V> RBTree<K, V> {
 
     /// The entry with the smallest key `>= key` (C++'s `lower_bound`).
     pub fn lower_bound(&self, key: &K) -> Option<(&K, &V)> {
-        let n = self.descend(|k| Some(k >= key));
+        let n = self.descend(false, |k| Some(k >= key));
         // SAFETY: a non-null result of `descend` is a node of this tree.
         (!n.is_null()).then(|| unsafe { self.entry(n) })
     }
 
     /// The entry with the largest key `< key`.
     pub fn last_below(&self, key: &K) -> Option<(&K, &V)> {
-        // Going left where `k >= key` and right elsewhere: the last node
-        // we went right at is the answer; mirror `descend`'s bookkeeping.
-        let mut best = ptr::null_mut();
-        let mut n = self.root.rb_node;
-        while !n.is_null() {
-            // SAFETY: `n` is a node of this tree (type invariant).
-            let (k, _) = unsafe { self.entry(n) };
-            let below = k < key;
-            // SAFETY: as above, `n` is a live node.
-            n = unsafe {
-                if below {
-                    best = n;
-                    (*n).rb_right
-                } else {
-                    (*n).rb_left
-                }
-            };
-        }
-        // SAFETY: a non-null `best` is a node of this tree.
-        (!best.is_null()).then(|| unsafe { self.entry(best) })
+        // The last node below `key` that the walk went right at.
+        let n = self.descend(true, |k| Some(k >= key));
+        // SAFETY: a non-null result of `descend` is a node of this tree.
+        (!n.is_null()).then(|| unsafe { self.entry(n) })
     }
 
     // ANCHOR: insert

@@ -74,35 +74,21 @@ impl Task {
         self.0.as_raw()
     }
 
-    /// The thread id (`task->pid`, what `gettid(2)` returns in the initial
-    /// pid namespace).
-    pub fn pid(&self) -> i32 {
-        // SAFETY: the task is alive (type invariant); its pid is set at
-        // fork and read as one word.
-        unsafe { bindings::rust_helper_task_pid(self.as_raw()) }
-    }
-
-    /// The process id (`task->tgid`: the pid of its thread group's leader).
-    pub fn tgid(&self) -> i32 {
-        // SAFETY: as in `pid`.
-        unsafe { bindings::rust_helper_task_tgid(self.as_raw()) }
-    }
-
-    /// The process id as the current task's pid namespace sees it
-    /// (`task_tgid_nr_ns(task, task_active_pid_ns(current))`); 0 if the
-    /// task is not visible there or has exited.
-    pub fn tgid_in_current_ns(&self) -> i32 {
-        // SAFETY: the task is alive (type invariant); the helper looks its
-        // pid up under RCU.
-        unsafe { bindings::rust_helper_task_tgid_in_current_ns(self.as_raw()) }
-    }
-
-    /// The effective user id (`task_euid`: of the task's own credentials),
-    /// as the current task's user namespace sees it.
-    pub fn euid(&self) -> u32 {
-        // SAFETY: the task is alive (type invariant); the helper reads its
-        // credentials under RCU.
-        unsafe { bindings::rust_helper_task_euid(self.as_raw()) }
+    // The pid and tgid are set at fork and read as one word; the helpers
+    // look the namespaced tgid and the credentials up under RCU.
+    raw_getters! {
+        /// The thread id (`task->pid`, what `gettid(2)` returns in the initial
+        /// pid namespace).
+        fn pid() -> i32 = rust_helper_task_pid;
+        /// The process id (`task->tgid`: the pid of its thread group's leader).
+        fn tgid() -> i32 = rust_helper_task_tgid;
+        /// The process id as the current task's pid namespace sees it
+        /// (`task_tgid_nr_ns(task, task_active_pid_ns(current))`); 0 if the
+        /// task is not visible there or has exited.
+        fn tgid_in_current_ns() -> i32 = rust_helper_task_tgid_in_current_ns;
+        /// The effective user id (`task_euid`: of the task's own credentials),
+        /// as the current task's user namespace sees it.
+        fn euid() -> u32 = rust_helper_task_euid;
     }
 
     /// The task's credentials (`get_task_cred`), counted.

@@ -42,7 +42,7 @@ mod operations;
 mod request;
 mod tag_set;
 
-pub use gen_disk::{FrozenQueue, GenDisk, GenDiskBuilder, QuiescedQueue};
+pub use gen_disk::{GenDisk, GenDiskBuilder, QueueGuard};
 pub use operations::{Operations, QueueMap, TimeoutAction};
 pub use request::{Busy, Op, Request, Segment, Segments, TimedOut};
 pub use tag_set::{QuiescedTagSet, TagSet, TagSetOptions};

@@ -44,6 +44,24 @@ pub struct GenDiskBuilder {
 }
 // ANCHOR_END: builder
 
+/// The builder's methods, each setting fields from its arguments:
+/// `fn name(arg: Type) { field = value }` makes
+/// `pub const fn name(mut self, arg: Type) -> Self`.
+macro_rules! setters {
+    ($(
+        $(#[$meta:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),*) { $($field:ident = $value:expr),* }
+    )*) => {
+        $(
+            $(#[$meta])*
+            pub const fn $name(mut self, $($arg: $ty),*) -> Self {
+                $(self.$field = $value;)*
+                self
+            }
+        )*
+    };
+}
+
 impl Default for GenDiskBuilder {
     fn default() -> Self {
         Self::new()
@@ -68,64 +86,30 @@ impl GenDiskBuilder {
         }
     }
 
-    /// The size in 512-byte sectors, whatever the block size.
-    pub const fn capacity_sectors(mut self, sectors: u64) -> Self {
-        self.capacity_sectors = sectors;
-        self
-    }
-
-    /// The smallest unit the device can address: a power of two from 512
-    /// to the page size.
-    pub const fn logical_block_size(mut self, size: u32) -> Self {
-        self.logical_block_size = size;
-        self
-    }
-
-    /// The smallest unit the device writes without a read-modify-write: a
-    /// power of two, at least the logical block size.
-    pub const fn physical_block_size(mut self, size: u32) -> Self {
-        self.physical_block_size = size;
-        self
-    }
-
-    /// The largest request in sectors (`blk_queue_max_hw_sectors`).
-    pub const fn max_hw_sectors(mut self, sectors: u32) -> Self {
-        self.max_hw_sectors = Some(sectors);
-        self
-    }
-
-    /// The most segments of one request (`blk_queue_max_segments`): the
-    /// capacity its scatterlists need.
-    pub const fn max_segments(mut self, segments: u16) -> Self {
-        self.max_segments = Some(segments);
-        self
-    }
-
-    /// A mask no segment may cross but at its ends
-    /// (`blk_queue_virt_boundary`): NVMe's PRP lists need `page size - 1`.
-    pub const fn virt_boundary(mut self, mask: u64) -> Self {
-        self.virt_boundary = Some(mask);
-        self
-    }
-
-    /// The alignment mask of a direct I/O buffer (`blk_queue_dma_alignment`).
-    pub const fn dma_alignment(mut self, mask: u32) -> Self {
-        self.dma_alignment = Some(mask);
-        self
-    }
-
-    /// The device has a volatile write cache, so flushes matter; `fua`: it
-    /// honours forced unit access (`blk_queue_write_cache`).
-    pub const fn write_cache(mut self, enabled: bool, fua: bool) -> Self {
-        self.write_cache = enabled;
-        self.fua = fua;
-        self
-    }
-
-    /// Whether the device is a spinning disk (default: no).
-    pub const fn rotational(mut self, rotational: bool) -> Self {
-        self.rotational = rotational;
-        self
+    setters! {
+        /// The size in 512-byte sectors, whatever the block size.
+        fn capacity_sectors(sectors: u64) { capacity_sectors = sectors }
+        /// The smallest unit the device can address: a power of two from 512
+        /// to the page size.
+        fn logical_block_size(size: u32) { logical_block_size = size }
+        /// The smallest unit the device writes without a read-modify-write: a
+        /// power of two, at least the logical block size.
+        fn physical_block_size(size: u32) { physical_block_size = size }
+        /// The largest request in sectors (`blk_queue_max_hw_sectors`).
+        fn max_hw_sectors(sectors: u32) { max_hw_sectors = Some(sectors) }
+        /// The most segments of one request (`blk_queue_max_segments`): the
+        /// capacity its scatterlists need.
+        fn max_segments(segments: u16) { max_segments = Some(segments) }
+        /// A mask no segment may cross but at its ends
+        /// (`blk_queue_virt_boundary`): NVMe's PRP lists need `page size - 1`.
+        fn virt_boundary(mask: u64) { virt_boundary = Some(mask) }
+        /// The alignment mask of a direct I/O buffer (`blk_queue_dma_alignment`).
+        fn dma_alignment(mask: u32) { dma_alignment = Some(mask) }
+        /// The device has a volatile write cache, so flushes matter; `fua`: it
+        /// honours forced unit access (`blk_queue_write_cache`).
+        fn write_cache(enabled: bool, fua: bool) { write_cache = enabled, fua = fua }
+        /// Whether the device is a spinning disk (default: no).
+        fn rotational(rotational: bool) { rotational = rotational }
     }
 
     fn check(&self) -> Result {
@@ -318,26 +302,31 @@ impl<T: Operations> GenDisk<T> {
 
     /// Waits for every request of the disk to end and holds new ones back
     /// (`blk_mq_freeze_queue`) until the guard is dropped.
-    pub fn freeze(&self) -> FrozenQueue<'_> {
-        // SAFETY: the queue is live while the disk is (type invariant);
-        // the guard unfreezes it once.
-        unsafe { bindings::blk_mq_freeze_queue(self.queue()) };
-        // INVARIANT: frozen just now; the guard borrows the disk.
-        FrozenQueue {
-            queue: self.queue(),
-            _disk: core::marker::PhantomData,
-        }
+    pub fn freeze(&self) -> QueueGuard<'_> {
+        self.hold(QueueHold::Freeze)
     }
 
     /// Stops calls to `queue_rq` and waits for those running
     /// (`blk_mq_quiesce_queue`) until the guard is dropped: requests the
     /// device holds are unaffected (a controller reset's first step).
-    pub fn quiesce(&self) -> QuiescedQueue<'_> {
-        // SAFETY: as in `freeze`.
-        unsafe { bindings::blk_mq_quiesce_queue(self.queue()) };
-        // INVARIANT: quiesced just now; the guard borrows the disk.
-        QuiescedQueue {
-            queue: self.queue(),
+    pub fn quiesce(&self) -> QueueGuard<'_> {
+        self.hold(QueueHold::Quiesce)
+    }
+
+    fn hold(&self, hold: QueueHold) -> QueueGuard<'_> {
+        let queue = self.queue();
+        // SAFETY: the queue is live while the disk is (type invariant);
+        // the guard undoes this once.
+        unsafe {
+            match hold {
+                QueueHold::Freeze => bindings::blk_mq_freeze_queue(queue),
+                QueueHold::Quiesce => bindings::blk_mq_quiesce_queue(queue),
+            }
+        };
+        // INVARIANT: held just now; the guard borrows the disk.
+        QueueGuard {
+            queue,
+            hold,
             _disk: core::marker::PhantomData,
         }
     }
@@ -366,40 +355,35 @@ impl<T: Operations> Drop for GenDisk<T> {
     }
 }
 
-/// A frozen queue ([`GenDisk::freeze`]); unfrozen when dropped.
+/// How a [`QueueGuard`] holds its queue.
+#[derive(Clone, Copy)]
+enum QueueHold {
+    Freeze,
+    Quiesce,
+}
+
+/// A frozen ([`GenDisk::freeze`]) or quiesced ([`GenDisk::quiesce`])
+/// queue; unfrozen or unquiesced when dropped.
 ///
 /// # Invariants
 ///
-/// `queue` is the queue of a disk borrowed for `'a`, frozen once by this
-/// guard.
-pub struct FrozenQueue<'a> {
+/// `queue` is the queue of a disk borrowed for `'a`, frozen or quiesced
+/// (as `hold` says) once by this guard.
+pub struct QueueGuard<'a> {
     queue: *mut bindings::request_queue,
+    hold: QueueHold,
     _disk: core::marker::PhantomData<&'a ()>,
 }
 
-impl Drop for FrozenQueue<'_> {
+impl Drop for QueueGuard<'_> {
     fn drop(&mut self) {
-        // SAFETY: the queue is live and was frozen by this guard (type
+        // SAFETY: the queue is live and was held so by this guard (type
         // invariants).
-        unsafe { bindings::blk_mq_unfreeze_queue(self.queue) };
-    }
-}
-
-/// A quiesced queue ([`GenDisk::quiesce`]); unquiesced when dropped.
-///
-/// # Invariants
-///
-/// `queue` is the queue of a disk borrowed for `'a`, quiesced once by this
-/// guard.
-pub struct QuiescedQueue<'a> {
-    queue: *mut bindings::request_queue,
-    _disk: core::marker::PhantomData<&'a ()>,
-}
-
-impl Drop for QuiescedQueue<'_> {
-    fn drop(&mut self) {
-        // SAFETY: the queue is live and was quiesced by this guard (type
-        // invariants).
-        unsafe { bindings::blk_mq_unquiesce_queue(self.queue) };
+        unsafe {
+            match self.hold {
+                QueueHold::Freeze => bindings::blk_mq_unfreeze_queue(self.queue),
+                QueueHold::Quiesce => bindings::blk_mq_unquiesce_queue(self.queue),
+            }
+        };
     }
 }

@@ -223,23 +223,14 @@ impl<T: Operations> Request<T> {
         Op::from_raw(unsafe { bindings::rust_helper_req_op(self.as_raw()) })
     }
 
-    /// The first sector (512 bytes each) the request covers (`blk_rq_pos`).
-    pub fn sector(&self) -> u64 {
-        // SAFETY: the request is live (type invariant).
-        unsafe { bindings::rust_helper_blk_rq_pos(self.as_raw()) }
-    }
-
-    /// How many bytes the request covers (`blk_rq_bytes`): 0 for a flush.
-    pub fn bytes(&self) -> u32 {
-        // SAFETY: the request is live (type invariant).
-        unsafe { bindings::rust_helper_blk_rq_bytes(self.as_raw()) }
-    }
-
-    /// How many physical segments its data has, after merging
-    /// (`blk_rq_nr_phys_segments`): at most the disk's `max_segments`.
-    pub fn nr_phys_segments(&self) -> u32 {
-        // SAFETY: the request is live (type invariant).
-        unsafe { bindings::rust_helper_blk_rq_nr_phys_segments(self.as_raw()) }
+    raw_getters! {
+        /// The first sector (512 bytes each) the request covers (`blk_rq_pos`).
+        fn sector() -> u64 = rust_helper_blk_rq_pos;
+        /// How many bytes the request covers (`blk_rq_bytes`): 0 for a flush.
+        fn bytes() -> u32 = rust_helper_blk_rq_bytes;
+        /// How many physical segments its data has, after merging
+        /// (`blk_rq_nr_phys_segments`): at most the disk's `max_segments`.
+        fn nr_phys_segments() -> u32 = rust_helper_blk_rq_nr_phys_segments;
     }
 
     /// The data of the request's disk (given to
