@@ -7,11 +7,11 @@
 use core::panic::PanicInfo;
 
 use crate::bindings;
-use crate::print::{call_printk, format_strings};
+use crate::print::{call_printk, Level};
 
 #[panic_handler]
 fn panic(info: &PanicInfo<'_>) -> ! {
-    call_printk(format_strings::EMERG, b"rust\0", format_args!("{info}\n"));
+    call_printk(Level::Emerg, b"rust\0", format_args!("{info}\n"));
     // SAFETY: `BUG()` may be called from any context; it does not return.
     unsafe { bindings::rust_helper_BUG() }
 }

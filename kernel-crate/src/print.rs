@@ -16,28 +16,49 @@ use crate::bindings;
 /// The most bytes one `pr_*!` call prints, prefix excluded.
 pub const LINE_CAPACITY: usize = 512;
 
-/// A `printk` format per log level: the level marker (`KERN_*`) and a
-/// `%.*s` for the text, after the module's name (empty for `pr_cont!`).
+/// A log level (`KERN_*`), as the `pr_*!` macros pass it.
+///
+/// The level picks the `printk` format, so safe code cannot hand `printk`
+/// a format of its own.
 #[doc(hidden)]
-pub mod format_strings {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
     /// `KERN_EMERG`.
-    pub const EMERG: &[u8] = b"\x010%s: %.*s\0";
+    Emerg,
     /// `KERN_ALERT`.
-    pub const ALERT: &[u8] = b"\x011%s: %.*s\0";
+    Alert,
     /// `KERN_CRIT`.
-    pub const CRIT: &[u8] = b"\x012%s: %.*s\0";
+    Crit,
     /// `KERN_ERR`.
-    pub const ERR: &[u8] = b"\x013%s: %.*s\0";
+    Err,
     /// `KERN_WARNING`.
-    pub const WARNING: &[u8] = b"\x014%s: %.*s\0";
+    Warning,
     /// `KERN_NOTICE`.
-    pub const NOTICE: &[u8] = b"\x015%s: %.*s\0";
+    Notice,
     /// `KERN_INFO`.
-    pub const INFO: &[u8] = b"\x016%s: %.*s\0";
+    Info,
     /// `KERN_DEBUG`.
-    pub const DEBUG: &[u8] = b"\x017%s: %.*s\0";
+    Debug,
     /// `KERN_CONT`: continues the previous line; its prefix is empty.
-    pub const CONT: &[u8] = b"\x01c%s%.*s\0";
+    Cont,
+}
+
+impl Level {
+    /// The level marker and a `%s` for the prefix (the module's name and
+    /// `: `, nothing for [`Level::Cont`]) then `%.*s` for the text.
+    const fn format(self) -> &'static [u8] {
+        match self {
+            Level::Emerg => b"\x010%s: %.*s\0",
+            Level::Alert => b"\x011%s: %.*s\0",
+            Level::Crit => b"\x012%s: %.*s\0",
+            Level::Err => b"\x013%s: %.*s\0",
+            Level::Warning => b"\x014%s: %.*s\0",
+            Level::Notice => b"\x015%s: %.*s\0",
+            Level::Info => b"\x016%s: %.*s\0",
+            Level::Debug => b"\x017%s: %.*s\0",
+            Level::Cont => b"\x01c%s%.*s\0",
+        }
+    }
 }
 
 /// A fixed buffer that keeps what fits and drops the rest, cutting only at
@@ -90,26 +111,27 @@ impl Write for LineBuffer {
 }
 // ANCHOR_END: line_buffer
 
-/// Formats `args` and prints them at the level of `format`, after `prefix`.
+/// Formats `args` and prints them at `level`, after `prefix` (a
+/// NUL-terminated name; one without a NUL prints no name).
 ///
 /// Used by the `pr_*!` macros; call those instead.
 #[doc(hidden)]
-pub fn call_printk(format: &'static [u8], prefix: &'static [u8], args: fmt::Arguments<'_>) {
+pub fn call_printk(level: Level, prefix: &'static [u8], args: fmt::Arguments<'_>) {
     let mut line = LineBuffer::new();
     // `LineBuffer::write_str` never fails; a `Display` impl that fails leaves
     // what it wrote so far, which is still worth printing.
     let _ = line.write_fmt(args);
     let text = line.as_bytes();
-    // Both are NUL-terminated: the formats are above and the prefix comes
-    // from the `module!` macro.
-    debug_assert!(format.last() == Some(&0) && prefix.last() == Some(&0));
-    // SAFETY: `format` is one of the NUL-terminated `format_strings`, whose
-    // `%s` takes `prefix` (NUL-terminated) and whose `%.*s` takes an `int`
-    // length and a pointer to at least that many bytes: `text` is at most
-    // `LINE_CAPACITY` bytes, which fits an `int`.
+    // `%s` reads up to a NUL: a prefix without one (not made by `module!`)
+    // would be read past its end.
+    let prefix = if prefix.contains(&0) { prefix } else { b"\0" };
+    // SAFETY: `level.format()` is a NUL-terminated format whose `%s` takes
+    // `prefix` (it holds a NUL, checked above) and whose `%.*s` takes an
+    // `int` length and a pointer to at least that many bytes: `text` is at
+    // most `LINE_CAPACITY` bytes, which fits an `int`.
     unsafe {
         bindings::_printk(
-            format.as_ptr().cast::<c_char>(),
+            level.format().as_ptr().cast::<c_char>(),
             prefix.as_ptr().cast::<c_char>(),
             text.len() as c_int,
             text.as_ptr().cast::<c_char>(),
@@ -120,7 +142,7 @@ pub fn call_printk(format: &'static [u8], prefix: &'static [u8], args: fmt::Argu
 /// Continues the previous line: `KERN_CONT`, no prefix.
 #[doc(hidden)]
 pub fn call_printk_cont(args: fmt::Arguments<'_>) {
-    call_printk(format_strings::CONT, b"\0", args);
+    call_printk(Level::Cont, b"\0", args);
 }
 
 // `crate::__LOG_PREFIX` means the calling crate on purpose: the `module!`
@@ -129,9 +151,9 @@ pub fn call_printk_cont(args: fmt::Arguments<'_>) {
 #[macro_export]
 #[expect(clippy::crate_in_macro_def, reason = "the prefix lives in the caller")]
 macro_rules! print_macro {
-    ($format:ident, $($arg:tt)+) => {
+    ($level:ident, $($arg:tt)+) => {
         $crate::print::call_printk(
-            $crate::print::format_strings::$format,
+            $crate::print::Level::$level,
             crate::__LOG_PREFIX,
             ::core::format_args!($($arg)+),
         )
@@ -145,37 +167,37 @@ macro_rules! print_macro {
 /// newline: end the text with `\n`.
 #[macro_export]
 macro_rules! pr_emerg {
-    ($($arg:tt)+) => { $crate::print_macro!(EMERG, $($arg)+) };
+    ($($arg:tt)+) => { $crate::print_macro!(Emerg, $($arg)+) };
 }
 
 /// Prints an alert (`KERN_ALERT`): action must be taken immediately.
 #[macro_export]
 macro_rules! pr_alert {
-    ($($arg:tt)+) => { $crate::print_macro!(ALERT, $($arg)+) };
+    ($($arg:tt)+) => { $crate::print_macro!(Alert, $($arg)+) };
 }
 
 /// Prints a critical message (`KERN_CRIT`).
 #[macro_export]
 macro_rules! pr_crit {
-    ($($arg:tt)+) => { $crate::print_macro!(CRIT, $($arg)+) };
+    ($($arg:tt)+) => { $crate::print_macro!(Crit, $($arg)+) };
 }
 
 /// Prints an error (`KERN_ERR`).
 #[macro_export]
 macro_rules! pr_err {
-    ($($arg:tt)+) => { $crate::print_macro!(ERR, $($arg)+) };
+    ($($arg:tt)+) => { $crate::print_macro!(Err, $($arg)+) };
 }
 
 /// Prints a warning (`KERN_WARNING`).
 #[macro_export]
 macro_rules! pr_warn {
-    ($($arg:tt)+) => { $crate::print_macro!(WARNING, $($arg)+) };
+    ($($arg:tt)+) => { $crate::print_macro!(Warning, $($arg)+) };
 }
 
 /// Prints a normal but significant message (`KERN_NOTICE`).
 #[macro_export]
 macro_rules! pr_notice {
-    ($($arg:tt)+) => { $crate::print_macro!(NOTICE, $($arg)+) };
+    ($($arg:tt)+) => { $crate::print_macro!(Notice, $($arg)+) };
 }
 
 /// Prints an informational message (`KERN_INFO`).
@@ -185,13 +207,13 @@ macro_rules! pr_notice {
 /// ```
 #[macro_export]
 macro_rules! pr_info {
-    ($($arg:tt)+) => { $crate::print_macro!(INFO, $($arg)+) };
+    ($($arg:tt)+) => { $crate::print_macro!(Info, $($arg)+) };
 }
 
 /// Prints a debug message (`KERN_DEBUG`).
 #[macro_export]
 macro_rules! pr_debug {
-    ($($arg:tt)+) => { $crate::print_macro!(DEBUG, $($arg)+) };
+    ($($arg:tt)+) => { $crate::print_macro!(Debug, $($arg)+) };
 }
 
 /// Continues the previous line (`KERN_CONT`), without the module prefix.
