@@ -17,8 +17,12 @@
 //! ([`Vma::set_inserted_pages_only`]) and marked ([`Vma::set_private`]),
 //! found again by [`Vma::marked`], with the `mmap_lock` held (a reclaim
 //! path takes it with [`MmUser::mmap_read_trylock`]).
+//!
+//! Such an area counts itself gone when it is unmapped ([`closed_areas`]),
+//! so that a driver need not look it up to know it is still there.
 
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::bindings;
 use crate::error::{code::EINVAL, to_result, Result};
@@ -40,9 +44,10 @@ pub mod flags {
     pub const MIXEDMAP: usize = bindings::RUST_CONST_HELPER_VM_MIXEDMAP as usize;
 }
 
-/// The `vm_ops` of [`Vma::set_inserted_pages_only`]: only `fault`.
+/// The `vm_ops` of [`Vma::set_inserted_pages_only`]: `fault` and `close`.
 static INSERTED_PAGES_ONLY: bindings::vm_operations_struct = bindings::vm_operations_struct {
     fault: Some(fault_sigbus),
+    close: Some(close_count),
     // SAFETY: all zeroes is a valid `vm_operations_struct`: every other
     // callback absent (`None`).
     ..unsafe { core::mem::zeroed() }
@@ -52,6 +57,25 @@ static INSERTED_PAGES_ONLY: bindings::vm_operations_struct = bindings::vm_operat
 /// not insert is not there.
 unsafe extern "C" fn fault_sigbus(_vmf: *mut bindings::vm_fault) -> bindings::vm_fault_t {
     bindings::RUST_CONST_HELPER_VM_FAULT_SIGBUS
+}
+
+/// How many areas with [`INSERTED_PAGES_ONLY`] have been closed.
+static CLOSED: AtomicU64 = AtomicU64::new(0);
+
+/// The `close` of [`INSERTED_PAGES_ONLY`] (an unmap, in part or whole, or
+/// the process's exit): counts the area gone.
+unsafe extern "C" fn close_count(_area: *mut bindings::vm_area_struct) {
+    CLOSED.fetch_add(1, Ordering::Release);
+}
+
+/// How many areas set up by [`Vma::set_inserted_pages_only`] in this
+/// module have been unmapped (in part or whole) or gone with their
+/// process. A driver that found its area while the count was `n` knows it
+/// is still mapped while the count stays `n`, without taking the
+/// `mmap_lock` (as C Binder's `close` clears its `alloc->vma`, checked
+/// instead of a lookup).
+pub fn closed_areas() -> u64 {
+    CLOSED.load(Ordering::Acquire)
 }
 
 // ANCHOR: vma

@@ -4,7 +4,7 @@
 //! buffer covers any more go back to the kernel when it asks (the
 //! shrinker, [`Reclaim`]).
 
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use kernel::init::PinInit;
 use kernel::mm::{MarkedVma, Mm, Vma};
@@ -87,6 +87,9 @@ pub(crate) struct Pages {
     /// (`Vma::set_private`), by which `populate` knows it is still ours.
     start: usize,
     mark: usize,
+    /// `mm::closed_areas()` when `populate` last found the mapping: while
+    /// it has not moved, the mapping is still there.
+    seen: AtomicU64,
     /// The address space of the mapping, to insert pages into later.
     mm: Mm,
     slots: SpinLock<Slots>,
@@ -118,6 +121,7 @@ impl Pages {
                 links <- ListLinks::new(),
                 start <- vma.start(),
                 mark <- mark,
+                seen <- AtomicU64::new(u64::MAX),
                 mm <- vma.mm(),
                 slots <- new_spinlock!(Slots { slots, reclaimable: 0 }, "Pages::slots"),
                 fill <- new_mutex!((), "Pages::fill"),
@@ -163,22 +167,29 @@ impl Pages {
     /// maps them into the process (C's `binder_update_page_range`).
     /// `ESRCH` if the process has exited (its memory is gone) or has
     /// unmapped the area: C's "no vma", which the sender reads as
-    /// `BR_DEAD_REPLY`. Call it with no lock held: it
-    /// takes the process's `mmap_lock`, under which `mmap` takes the
+    /// `BR_DEAD_REPLY`. Call it with no lock held: it may
+    /// take the process's `mmap_lock`, under which `mmap` takes the
     /// process's lock.
     pub(crate) fn populate(&self, offset: usize, len: usize) -> Result {
         let first = offset / PAGE_SIZE;
         let end = offset.checked_add(len).ok_or(EINVAL)?.div_ceil(PAGE_SIZE);
-        let user = self.mm.get_user().ok_or(ESRCH)?;
-        let _fill = self.fill.lock();
-        // Looked up even when every page is there: a process that has
-        // unmapped the area takes no more buffers, as in C.
-        let mmap = user.mmap_read_lock();
-        let vma = self.ours(mmap.vma_lookup(self.start)).ok_or(ESRCH)?;
         let missing = |i: usize| {
             let slots = self.slots.lock();
             slots.slots.get(i).is_some_and(|s| s.page.is_none())
         };
+        // Every page there and no area closed since the mapping was last
+        // found: it is still mapped, and the process's memory is left
+        // alone, as C leaves it (a one-way flood would take the `mmap_lock`
+        // of its receiver for every call).
+        let closed = kernel::mm::closed_areas();
+        if self.seen.load(Ordering::Relaxed) == closed && !(first..end).any(missing) {
+            return Ok(());
+        }
+        let user = self.mm.get_user().ok_or(ESRCH)?;
+        let _fill = self.fill.lock();
+        let mmap = user.mmap_read_lock();
+        let vma = self.ours(mmap.vma_lookup(self.start)).ok_or(ESRCH)?;
+        self.seen.store(closed, Ordering::Relaxed);
         for i in (first..end).filter(|&i| missing(i)) {
             let page = Arc::new(Page::alloc(GFP_KERNEL | __GFP_ZERO)?, GFP_KERNEL)?;
             vma.insert_page(self.start + i * PAGE_SIZE, &page)?;
