@@ -15,7 +15,11 @@
  *                                                  min, p50, p99 in ns
  *   bindertest DEVICE bench-throughput PAIRS COUNT calls per second, PAIRS
  *                                                  clients and server threads
- *   bindertest DEVICE bench-oneway COUNT           one-way calls per second
+ *   bindertest DEVICE bench-oneway COUNT           one-way calls per second,
+ *                                                  the client's retries (the
+ *                                                  buffer was full) and the
+ *                                                  server's sleeps (it had
+ *                                                  read every call)
  *
  * Each scenario runs in a process group of its own: a leader forks the
  * processes it needs (a context manager, a client, a server...), each
@@ -42,6 +46,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -2238,12 +2243,14 @@ static void put_txn(struct wb *w, uint32_t cmd, uint32_t code, uint32_t flags, c
 
 /* A server thread: frees each buffer and replies (empty) to two-way
  * calls, in one ioctl with the next read. Counts one-way calls in
- * `*oneway` and stops after `stop_after` of them (0: never). */
+ * `*oneway` and stops after `stop_after` of them (0: never), leaving how
+ * often it slept in `*sleeps` (its voluntary context switches). */
 struct server {
 	struct bp *p;
 	volatile uint64_t *oneway;
 	uint64_t stop_after;
 	volatile uint64_t *last_ns;
+	volatile uint64_t *sleeps;
 };
 
 static void *serve(void *arg)
@@ -2266,7 +2273,11 @@ static void *serve(void *arg)
 				uint64_t n = __atomic_add_fetch(sv->oneway, 1, __ATOMIC_SEQ_CST);
 
 				if (sv->stop_after && n == sv->stop_after) {
+					struct rusage ru;
+
 					*sv->last_ns = now_ns();
+					if (!getrusage(RUSAGE_THREAD, &ru))
+						*sv->sleeps = ru.ru_nvcsw;
 					bwrite(&p, w.b, w.n);
 					return NULL;
 				}
@@ -2287,6 +2298,7 @@ struct bench_shm {
 	uint64_t failed;
 	uint64_t pin; /* run every process on CPU 0 */
 	uint64_t retries; /* one-way calls sent again (the buffer was full) */
+	uint64_t sleeps; /* the one-way server's sleeps */
 	uint64_t samples[];
 };
 
@@ -2317,7 +2329,7 @@ static void bench_manager(void *arg)
 	pin_if_asked();
 	bopen(&p, 1 << 20);
 	manager_or_die(&p, NULL);
-	sv = (struct server){ &p, &shm->oneway, shm->samples[0], &shm->last_ns };
+	sv = (struct server){ &p, &shm->oneway, shm->samples[0], &shm->last_ns, &shm->sleeps };
 	for (int i = 1; i < nthreads; i++)
 		pthread_create(&threads[i], NULL, serve, &sv);
 	post(ready);
@@ -2502,9 +2514,9 @@ static int bench_oneway(int count)
 	waitpid(kids[mgr], NULL, 0);
 	kids[mgr] = 0;
 	reap();
-	printf("oneway %d %.0f retries %llu\n", count,
+	printf("oneway %d %.0f retries %llu sleeps %llu\n", count,
 	       (double)count * 1e9 / (double)(shm->last_ns - shm->start_ns),
-	       (unsigned long long)shm->retries);
+	       (unsigned long long)shm->retries, (unsigned long long)shm->sleeps);
 	return shm->failed != 0;
 }
 
