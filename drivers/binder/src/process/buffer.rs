@@ -44,6 +44,11 @@ struct Slots {
 }
 
 impl Slots {
+    /// Slot `i` has no page (yet, or any more); `false` past the end.
+    fn missing(&self, i: usize) -> bool {
+        self.slots.get(i).is_some_and(|s| s.page.is_none())
+    }
+
     /// Changes slot `i` with `f`, keeping the counts of reclaimable pages
     /// right; `None` past the end.
     fn update<R>(&mut self, i: usize, f: impl FnOnce(&mut Slot) -> R) -> Option<R> {
@@ -173,24 +178,23 @@ impl Pages {
     pub(crate) fn populate(&self, offset: usize, len: usize) -> Result {
         let first = offset / PAGE_SIZE;
         let end = offset.checked_add(len).ok_or(EINVAL)?.div_ceil(PAGE_SIZE);
-        let missing = |i: usize| {
-            let slots = self.slots.lock();
-            slots.slots.get(i).is_some_and(|s| s.page.is_none())
-        };
         // Every page there and no area closed since the mapping was last
         // found: it is still mapped, and the process's memory is left
         // alone, as C leaves it (a one-way flood would take the `mmap_lock`
         // of its receiver for every call).
         let closed = kernel::mm::closed_areas();
-        if self.seen.load(Ordering::Relaxed) == closed && !(first..end).any(missing) {
-            return Ok(());
+        if self.seen.load(Ordering::Relaxed) == closed {
+            let slots = self.slots.lock();
+            if !(first..end).any(|i| slots.missing(i)) {
+                return Ok(());
+            }
         }
         let user = self.mm.get_user().ok_or(ESRCH)?;
         let _fill = self.fill.lock();
         let mmap = user.mmap_read_lock();
         let vma = self.ours(mmap.vma_lookup(self.start)).ok_or(ESRCH)?;
         self.seen.store(closed, Ordering::Relaxed);
-        for i in (first..end).filter(|&i| missing(i)) {
+        for i in (first..end).filter(|&i| self.slots.lock().missing(i)) {
             let page = Arc::new(Page::alloc(GFP_KERNEL | __GFP_ZERO)?, GFP_KERNEL)?;
             vma.insert_page(self.start + i * PAGE_SIZE, &page)?;
             self.slots.lock().update(i, |s| s.page = Some(page));
@@ -453,10 +457,11 @@ impl TxnBuffer {
     }
 
     /// Allocates and maps the pages of the buffer, as the allocator sized
-    /// it (both parts 8-aligned, at least 8 bytes).
+    /// it (both parts 8-aligned, at least 8 bytes): the pages that
+    /// [`Allocator::alloc_counted`] counted it on.
     pub(super) fn populate(&self) -> Result {
-        let len = self.offsets_start() - self.offset + self.offsets_size;
-        self.pages.populate(self.offset, len.max(PTR_SIZE))
+        let len = buffer_len(self.data_size, self.offsets_size);
+        self.pages.populate(self.offset, len)
     }
 
     /// Object `i` of the offsets array, if its offset is 4-aligned and
