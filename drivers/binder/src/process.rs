@@ -1172,7 +1172,13 @@ impl Process {
                 node.owner.work.notify_all();
             }
         }
-        let mut inner = this.inner.lock();
+        this.release_buffer(offset);
+    }
+
+    /// Gives the buffer at `offset` back to the allocator, uncounted from
+    /// its pages, unless the mapping is gone (teardown freed it).
+    fn release_buffer(&self, offset: usize) {
+        let mut inner = self.inner.lock();
         if let Some(alloc) = inner.alloc.as_mut() {
             drop(alloc.free_counted(offset));
         }

@@ -224,11 +224,7 @@ impl Process {
         };
         let offset = buf.offset;
         let free = |node: &Option<Arc<Node>>| {
-            let mut ti = to.inner.lock();
-            if let Some(alloc) = ti.alloc.as_mut() {
-                drop(alloc.free_counted(offset));
-            }
-            drop(ti);
+            to.release_buffer(offset);
             if let Some(node) = node {
                 Process::put_txn_node(node);
             }
@@ -304,11 +300,7 @@ impl Process {
         let to = &target.proc;
         let undo = || {
             Process::release_objects(to, buf, done);
-            let mut ti = to.inner.lock();
-            if let Some(alloc) = ti.alloc.as_mut() {
-                drop(alloc.free_counted(buf.offset));
-            }
-            drop(ti);
+            to.release_buffer(buf.offset);
             if let Some(node) = &target.node {
                 Process::put_txn_node(node);
             }
