@@ -19,7 +19,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 CHECKER := cargo run --quiet --package checker --
 
-.PHONY: vm-debug test-debug
+.PHONY: vm-debug test-debug soundness
 .PHONY: all setup sizes bench-binder bench-binder-smoke bench-nvme bench-nvme-smoke doc book book-check actionlint editor-check template-check doctests gradescope-check test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
 
 all:
@@ -151,19 +151,28 @@ kernel-clippy:
 verify:
 	$(CHECKER) verify
 
+# The kernel crate's soundness tests (kernel-crate/soundness/*): compile-
+# fail cases and misuses the API must refuse in the guest. `make verify`
+# runs them on Debian's kernel, `make test-debug` on the debug kernel.
+SOUNDNESS := $(patsubst %/lab.toml,%,$(wildcard kernel-crate/soundness/*/lab.toml))
+
+soundness:
+	$(foreach dir,$(SOUNDNESS),$(CHECKER) lab $(dir) &&) true
+
 # The debug guest kernel (vm/debug/debug.config), built once and cached.
 vm-debug:
 	$(CHECKER) vm-debug
 
 # The checks that need the debug kernel: lab 04's failslab steps, the
 # fixtures only its tools can catch (each must fail with that tool's report,
-# as its debug-verdict.txt says), Binder's scenarios on the C and the
+# as its debug-verdict.txt says), the kernel crate's soundness tests, Binder's scenarios on the C and the
 # Rust driver (lab 10's solution is the same driver, so it is not run twice),
 # and NVMe's integrity run on both drivers plus rnvme's timeout path driven
 # by fail_io_timeout.
 test-debug: vm-debug
 	$(CHECKER) lab lab-04 --solution --kernel debug
 	$(CHECKER) fixtures --kernel debug
+	$(foreach dir,$(SOUNDNESS),$(CHECKER) lab $(dir) --kernel debug &&) true
 	$(CHECKER) lab drivers/binder --kernel debug
 	$(CHECKER) lab drivers/nvme --kernel debug
 

@@ -1170,15 +1170,22 @@ pub fn all_labs(root: &Path) -> Result<Vec<PathBuf>> {
 
 /// Sample folders under `<root>/drivers` that hold a `lab.toml`, sorted by
 /// name: finished drivers graded like a lab's reference solution, but
-/// built with a plain `make` (they have no exercise); none if there is no
-/// `drivers` folder.
+/// built with a plain `make` (they have no exercise); then the kernel
+/// crate's guest tests under `<root>/kernel-crate/soundness`, which are
+/// run the same way. None if neither folder exists.
 pub fn all_samples(root: &Path) -> Result<Vec<PathBuf>> {
-    let drivers = root.join("drivers");
-    if !drivers.is_dir() {
+    let mut dirs = samples_in(&root.join("drivers"))?;
+    dirs.extend(samples_in(&root.join("kernel-crate/soundness"))?);
+    Ok(dirs)
+}
+
+/// The folders of `parent` that hold a `lab.toml`, sorted by name.
+fn samples_in(parent: &Path) -> Result<Vec<PathBuf>> {
+    if !parent.is_dir() {
         return Ok(Vec::new());
     }
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&drivers)
-        .with_context(|| format!("cannot read {}", drivers.display()))?
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent)
+        .with_context(|| format!("cannot read {}", parent.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join("lab.toml").is_file() && !is_template(p))
         .collect();
@@ -1576,6 +1583,8 @@ mod tests {
             ("drivers/chardev/lab.toml", ""),
             ("drivers/semaphore/Kbuild", ""),
             ("drivers/tools/Makefile", ""),
+            ("kernel-crate/soundness/wait/lab.toml", ""),
+            ("kernel-crate/soundness/README.md", ""),
         ]);
         let root = dir.path().to_path_buf();
         let names = |dirs: Vec<PathBuf>| {
@@ -1592,7 +1601,7 @@ mod tests {
         dir.close().unwrap();
         expect![[r#"
             labs: labs/lab-01 labs/lab-02
-            samples: drivers/chardev drivers/shared-misc"#]]
+            samples: drivers/chardev drivers/shared-misc kernel-crate/soundness/wait"#]]
         .assert_eq(&found);
         assert!(all_samples(&root).unwrap().is_empty());
     }
