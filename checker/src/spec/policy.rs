@@ -16,9 +16,9 @@
 //!
 //! A lab may lift rules with `allow` in its `lab.toml`: lab 02's macro
 //! generates the `#[link_section = ".modinfo"]` and `#[used]` statics the
-//! lab is about, so it allows `link-sections`. A lab that teaches how to
-//! build a safe abstraction over the C API would allow `unsafe` and
-//! `bindings`; none does today.
+//! lab is about, so it allows `link-sections`. Lab 09, which teaches how
+//! to build a safe abstraction over the C API, allows `unsafe` and
+//! `bindings`.
 //!
 //! `checker lab` runs [`gate`] before the host steps and the build (the
 //! student learns the rules at the keyboard), and so does every run of
