@@ -7,8 +7,12 @@
 //   - the search finds nothing for `CondVar`, `module_param` or a chapter
 //     title;
 //   - a link into the API reference (api/) does not resolve, or the
-//     reference's own index page has a console error.
-// It saves a screenshot of one chapter in target/book-check/.
+//     reference's own index page has a console error;
+//   - a diagram (a ```mermaid listing, book/theme/diagrams.js) is not drawn
+//     as an SVG with its title, in the light theme and again in a dark one,
+//     or the book has fewer diagrams than MIN_DIAGRAMS.
+// It saves a screenshot of one chapter in target/book-check/, and of each
+// page's diagrams in both themes.
 //
 //   node book/browser-check.mjs [BOOK_DIR]     (default book/build/html)
 import { createServer } from "node:http";
@@ -22,6 +26,45 @@ const shots = join(repo, "target/book-check");
 const SEARCHES = ["CondVar", "module_param"];
 const SCREENSHOT = "sync-condvar.html";
 const HIGHLIGHTED = ["language-rust", "language-c", "language-toml"];
+const MIN_DIAGRAMS = 8;
+
+// Every diagram of `page` drawn in `look` ("light" or "dark"): an SVG with
+// a size, whose <title> is the figure's caption. Returns how many.
+async function checkDiagrams(page, name, look) {
+  const count = await page.$$eval("figure.diagram", (f) => f.length);
+  if (count === 0) return 0;
+  const drawn = await page
+    .waitForFunction((l) => document.documentElement.dataset.diagrams === l, look, { timeout: 15000 })
+    .then(() => true)
+    .catch(() => false);
+  if (!drawn) {
+    fail(name, `diagrams not drawn in the ${look} theme`);
+    return count;
+  }
+  const figures = await page.$$eval("figure.diagram", (fs) =>
+    fs.map((f) => {
+      const svg = f.querySelector(".diagram-svg svg");
+      const box = svg?.getBoundingClientRect();
+      return {
+        caption: f.querySelector("figcaption")?.textContent ?? "",
+        title: svg?.querySelector("title")?.textContent ?? "",
+        width: box?.width ?? 0,
+        height: box?.height ?? 0,
+        error: (svg?.textContent ?? "").includes("Syntax error"),
+      };
+    }),
+  );
+  for (const f of figures) {
+    if (f.width < 50 || f.height < 50 || f.error) fail(name, `diagram "${f.caption}" not drawn (${look})`);
+    else if (f.title !== f.caption) fail(name, `diagram "${f.caption}" has no matching SVG title (${look})`);
+  }
+  await mkdir(shots, { recursive: true });
+  const handles = await page.$$("figure.diagram");
+  for (const [i, h] of handles.entries()) {
+    await h.screenshot({ path: join(shots, `${name.replace(".html", "")}-diagram-${i + 1}-${look}.png`) });
+  }
+  return count;
+}
 
 const TYPES = {
   ".html": "text/html; charset=utf-8",
@@ -118,6 +161,7 @@ for (const query of [...SEARCHES, title]) {
 await index.close();
 
 const apiLinks = new Set();
+let diagrams = 0;
 for (const url of chapters) {
   const name = url.slice(base.length);
   const { page, problems } = await open(url);
@@ -133,6 +177,17 @@ for (const url of chapters) {
   for (const l of listings.filter((l) => l.tokens === 0)) {
     fail(name, `${l.lang} listing not highlighted: ${l.start}`);
   }
+  // Diagrams in the default (light) theme, then in a dark one, as the
+  // theme menu switches it: the script draws them again.
+  const pageDiagrams = await checkDiagrams(page, name, "light");
+  if (pageDiagrams > 0) {
+    await page.evaluate(() => {
+      document.documentElement.classList.remove("light");
+      document.documentElement.classList.add("navy");
+    });
+    await checkDiagrams(page, name, "dark");
+    diagrams += pageDiagrams;
+  }
   const links = await page.$$eval("a[href]", (as) => as.map((a) => a.href));
   const api = links.filter((h) => h.startsWith(`${base}api/`));
   api.forEach((h) => apiLinks.add(h.split("#")[0]));
@@ -141,9 +196,12 @@ for (const url of chapters) {
     await page.screenshot({ path: join(shots, name.replace(".html", ".png")) });
   }
   console.log(`ok    ${name}: ${listings.length} listings highlighted, ${api.length} API links` +
+              (pageDiagrams ? `, ${pageDiagrams} diagrams drawn in both themes` : "") +
               (problems.length ? ` (${problems.length} problems)` : ""));
   await page.close();
 }
+
+if (diagrams < MIN_DIAGRAMS) fail("book", `only ${diagrams} diagrams (at least ${MIN_DIAGRAMS})`);
 
 // The API reference: every linked page exists, and its index page loads clean.
 for (const href of apiLinks) {

@@ -24,9 +24,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// The book's mdBook preprocessor: solution pages without the skeleton
-    /// markers (see checker::tools::skeleton).
+    /// markers, diagrams as figures (see checker::tools::mdbook).
     #[command(hide = true)]
-    MdbookSolutions {
+    MdbookPreprocess {
         /// `supports RENDERER`, as mdBook asks first.
         args: Vec<String>,
     },
@@ -210,7 +210,7 @@ fn real_main(cli: Cli) -> Result<bool> {
             &run::ensure_quiet()?,
         )),
         Cmd::Clean => done(tools::exec::clean(&workspace::root()?)),
-        Cmd::MdbookSolutions { args } => mdbook_solutions(&args),
+        Cmd::MdbookPreprocess { args } => mdbook_preprocess(&args),
         Cmd::Watch(args) => tools::watch::run(&args),
     }
 }
@@ -330,14 +330,14 @@ fn verify(guest: GuestArgs) -> Result<bool> {
     Ok(!rows.is_empty() && rows.iter().all(|r| r.ok()))
 }
 
-/// `checker mdbook-solutions`: the book's preprocessor.
-fn mdbook_solutions(args: &[String]) -> Result<bool> {
+/// `checker mdbook-preprocess`: the book's preprocessor.
+fn mdbook_preprocess(args: &[String]) -> Result<bool> {
     if args.first().map(String::as_str) == Some("supports") {
         return Ok(true);
     }
     let mut input = String::new();
     std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)?;
-    print!("{}", checker::tools::skeleton::mdbook_preprocess(&input)?);
+    print!("{}", checker::tools::mdbook::preprocess(&input)?);
     Ok(true)
 }
 

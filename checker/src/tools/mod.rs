@@ -16,6 +16,7 @@ pub mod docs;
 pub mod doctests;
 pub mod doctor;
 pub mod exec;
+pub mod mdbook;
 pub mod newdriver;
 pub mod nvmebench;
 pub mod probe;

@@ -197,39 +197,6 @@ pub fn strip_markers(text: &str) -> String {
     out
 }
 
-/// The mdBook preprocessor of `book.toml` (`checker mdbook-solutions`): it
-/// reads mdBook's `[context, book]` JSON and returns the book with
-/// [`strip_markers`] applied to every chapter, after the includes have been
-/// expanded.
-pub fn mdbook_preprocess(input: &str) -> Result<String> {
-    let (_context, mut book): (serde_json::Value, serde_json::Value) =
-        serde_json::from_str(input).context("reading mdBook's JSON on stdin")?;
-    fn walk(items: &mut serde_json::Value) {
-        let Some(items) = items.as_array_mut() else {
-            return;
-        };
-        for item in items {
-            let Some(chapter) = item.get_mut("Chapter") else {
-                continue;
-            };
-            if let Some(content) = chapter.get_mut("content") {
-                if let Some(text) = content.as_str() {
-                    *content = serde_json::Value::String(strip_markers(text));
-                }
-            }
-            if let Some(sub) = chapter.get_mut("sub_items") {
-                walk(sub);
-            }
-        }
-    }
-    for key in ["sections", "items"] {
-        if let Some(items) = book.get_mut(key) {
-            walk(items);
-        }
-    }
-    Ok(serde_json::to_string(&book)?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,13 +305,5 @@ mod tests {
         // An anchor that ends inside the skeleton's lines: the fence ends them.
         let cut = "```rust\n// TODO-BEGIN\na\n// TODO-ELSE\n// b\n```\ntext\n";
         assert_eq!(strip_markers(cut), "```rust\na\n```\ntext\n");
-    }
-
-    #[test]
-    fn the_preprocessor_strips_every_chapter() {
-        let input = r#"[{"root": "."}, {"sections": [{"Chapter": {"name": "a", "content": "x\n// TODO-BEGIN\ny\n// TODO-ELSE\n// z\n// TODO-END\n", "sub_items": [{"Chapter": {"name": "b", "content": "// TODO-BEGIN\nq\n// TODO-END\n", "sub_items": []}}]}}, "Separator"], "__non_exhaustive": null}]"#;
-        let out = mdbook_preprocess(input).unwrap();
-        expect![[r#"{"__non_exhaustive":null,"sections":[{"Chapter":{"content":"x\ny\n","name":"a","sub_items":[{"Chapter":{"content":"q\n","name":"b","sub_items":[]}}]}},"Separator"]}"#]]
-            .assert_eq(&out);
     }
 }
