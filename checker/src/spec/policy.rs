@@ -68,8 +68,18 @@ pub enum Rule {
     /// No `#[link_section]`, `#[used]`: data placed in the module's
     /// sections, such as the `.modinfo` the kernel reads.
     LinkSections,
-    /// No `asm!`, `global_asm!`, `naked_asm!`.
+    /// No `asm!`, `global_asm!`, `naked_asm!`, and no glob import from
+    /// `core::arch` that would bring them in unnamed.
     Asm,
+    /// No macro the token scan cannot see through: a `macro_rules!` body
+    /// that calls a macro named by a fragment (`$m!(...)`) or builds an
+    /// attribute from one (`#[$m]`), and no forbidden macro's name passed
+    /// to a macro as a plain word (`m!(include_str, "...")`).
+    OpaqueMacros,
+    /// Every source file the compiler read is a course file or a student
+    /// file this policy checked (checked after the build, on the
+    /// compiler's dep-info).
+    Sources,
 }
 
 impl Rule {
@@ -87,6 +97,8 @@ impl Rule {
             Rule::SymbolNames => "symbol-names",
             Rule::LinkSections => "link-sections",
             Rule::Asm => "asm",
+            Rule::OpaqueMacros => "opaque-macros",
+            Rule::Sources => "sources",
         }
     }
 }
@@ -170,6 +182,59 @@ const BINDINGS_WHY: &str = "the kernel crate's raw C bindings; student code uses
 const STD_WHY: &str =
     "kernel code has no std, and a macro must not reach files, processes or the environment";
 const UNSAFE_WHY: &str = "student code uses the kernel crate's safe API only";
+
+const FRAGMENT_CALL_WHY: &str = "calls a macro named by a fragment (it could be `include_str` \
+     or `global_asm`); call macros by their names";
+const FRAGMENT_ATTRIBUTE_WHY: &str = "builds an attribute from a fragment (it could be `path` or \
+     `no_mangle`); write attributes out";
+const ARCH_GLOB_WHY: &str =
+    "a glob import from `arch` brings in `asm!` and `global_asm!` without naming them";
+
+/// Where a fragment starting at `i` ends (the index after it): `$name`,
+/// or a repetition `$( ... ) sep? op`. `$crate` is a path, not a fragment.
+fn fragment_end(tokens: &[TokenTree], i: usize) -> Option<usize> {
+    let TokenTree::Punct(p) = &tokens[i] else {
+        return None;
+    };
+    if p.as_char() != '$' {
+        return None;
+    }
+    match tokens.get(i + 1)? {
+        TokenTree::Ident(name) if name != "crate" => Some(i + 2),
+        TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis => {
+            let op = |j: usize| {
+                matches!(tokens.get(j), Some(TokenTree::Punct(p)) if matches!(p.as_char(), '*' | '+' | '?'))
+            };
+            if op(i + 2) {
+                Some(i + 3)
+            } else if op(i + 3) {
+                Some(i + 4)
+            } else {
+                Some(i + 2)
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether the tokens of an attribute hold a fragment anywhere but as the
+/// whole value of `doc = $x`, the one form a macro needs.
+fn attribute_from_fragment(tokens: TokenStream) -> bool {
+    fn has_dollar(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|t| match t {
+            TokenTree::Punct(p) => p.as_char() == '$',
+            TokenTree::Group(g) => has_dollar(g.stream()),
+            _ => false,
+        })
+    }
+    let list: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    let doc_value = list.len() == 4
+        && matches!(&list[0], TokenTree::Ident(i) if i == "doc")
+        && matches!(&list[1], TokenTree::Punct(p) if p.as_char() == '=')
+        && matches!(&list[2], TokenTree::Punct(p) if p.as_char() == '$')
+        && matches!(&list[3], TokenTree::Ident(i) if i != "crate");
+    !doc_value && has_dollar(tokens)
+}
 
 /// An identifier as the language sees it: `r#std` is `std`. Keywords are
 /// compared without this: `r#unsafe` is a name, not the keyword.
@@ -285,12 +350,36 @@ impl Checker<'_> {
         let punct = |i: usize, c: char| matches!(tokens.get(i), Some(TokenTree::Punct(p)) if p.as_char() == c);
         let mut i = 0;
         while i < tokens.len() {
+            // `$m!(...)`, `$($m)*!(...)`: a macro named by a fragment.
+            if let Some(end) = fragment_end(&tokens, i) {
+                if punct(end, '!') {
+                    self.report(
+                        tokens[i].span(),
+                        Rule::OpaqueMacros,
+                        format!("`$...!`: {FRAGMENT_CALL_WHY}"),
+                    );
+                }
+            }
             match &tokens[i] {
                 TokenTree::Group(g) => self.tokens(g.stream()),
                 TokenTree::Punct(p) if p.as_char() == '#' => {
                     let bracket = if punct(i + 1, '!') { i + 2 } else { i + 1 };
+                    if punct(bracket, '$') {
+                        self.report(
+                            p.span(),
+                            Rule::OpaqueMacros,
+                            format!("`#$...`: {FRAGMENT_ATTRIBUTE_WHY}"),
+                        );
+                    }
                     if let Some(TokenTree::Group(g)) = tokens.get(bracket) {
                         if g.delimiter() == Delimiter::Bracket {
+                            if attribute_from_fragment(g.stream()) {
+                                self.report(
+                                    g.span_open(),
+                                    Rule::OpaqueMacros,
+                                    format!("`#[$...]`: {FRAGMENT_ATTRIBUTE_WHY}"),
+                                );
+                            }
                             self.attribute_tokens(g.stream());
                             i = bracket + 1;
                             continue;
@@ -329,6 +418,31 @@ impl Checker<'_> {
                         let renamed = matches!(next, Some(TokenTree::Ident(a)) if a == "as");
                         if called || in_path || renamed {
                             self.macro_name(ident);
+                        } else if forbidden_macro(&unraw(ident)).is_some() {
+                            // A plain word here is a macro's input, which a
+                            // macro may call by it (`$m!`).
+                            let name = unraw(ident);
+                            self.report(
+                                ident.span(),
+                                Rule::OpaqueMacros,
+                                format!(
+                                    "`{name}` passed to a macro, which could call `{name}!` by it"
+                                ),
+                            );
+                        }
+                        // `use core::arch::*` in a macro's tokens.
+                        if unraw(ident) == "arch" && punct(i + 1, ':') && punct(i + 2, ':') {
+                            let glob = match tokens.get(i + 3) {
+                                Some(TokenTree::Punct(p)) => p.as_char() == '*',
+                                Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => g
+                                    .stream()
+                                    .into_iter()
+                                    .any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == '*')),
+                                _ => false,
+                            };
+                            if glob {
+                                self.report(ident.span(), Rule::Asm, format!("`arch::*`: {ARCH_GLOB_WHY}"));
+                            }
                         }
                     }
                 }
@@ -367,6 +481,16 @@ macro_rules! optionally_unsafe {
             }
         )*
     };
+}
+
+/// The `*` of a glob anywhere in `tree`.
+fn use_glob(tree: &syn::UseTree) -> Option<Span> {
+    match tree {
+        syn::UseTree::Glob(g) => Some(g.star_token.spans[0]),
+        syn::UseTree::Path(p) => use_glob(&p.tree),
+        syn::UseTree::Group(g) => g.items.iter().find_map(use_glob),
+        syn::UseTree::Name(_) | syn::UseTree::Rename(_) => None,
+    }
 }
 
 impl<'ast> Visit<'ast> for Checker<'_> {
@@ -432,6 +556,11 @@ impl<'ast> Visit<'ast> for Checker<'_> {
     fn visit_use_path(&mut self, u: &'ast syn::UsePath) {
         self.name(&u.ident);
         self.macro_name(&u.ident);
+        if unraw(&u.ident) == "arch" {
+            if let Some(star) = use_glob(&u.tree) {
+                self.report(star, Rule::Asm, format!("`arch::*`: {ARCH_GLOB_WHY}"));
+            }
+        }
         visit::visit_use_path(self, u);
     }
 
@@ -834,6 +963,44 @@ fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
         );
     }
 
+    /// What a token scan cannot see through: a forbidden macro named by
+    /// a fragment, an attribute built from one, a forbidden name handed to
+    /// a macro as a word, and `asm!` brought in by a glob. Each of these
+    /// passed with no violation before the `opaque-macros` rule.
+    #[test]
+    fn macros_that_hide_what_they_expand_to() {
+        check(
+            "macro_rules! m { ($f:ident, $p:literal) => { $f!($p) }; }\n\
+             const A: &str = m!(include_str, \"../expected/02-load.txt\");\n\
+             macro_rules! a { ($m:meta) => { #[$m] mod x; }; }\n\
+             a!(path = \"../solution/src/lib.rs\");\n\
+             macro_rules! r { ($($m:ident)*) => { $($m)*!(\"\"); #![$($m)*] #$m }; }\n\
+             use core::arch::*;\n\
+             global_asm!(\"\");\n\
+             use ::core::{arch::{*}};\n\
+             macro_rules! u { () => { use core::arch::*; use core::arch::{x86_64::*}; }; }\n",
+            expect![[r#"
+                lib.rs:1:46: `$...!`: calls a macro named by a fragment (it could be `include_str` or `global_asm`); call macros by their names [opaque-macros]
+                lib.rs:2:20: `include_str` passed to a macro, which could call `include_str!` by it [opaque-macros]
+                lib.rs:3:34: `#[$...]`: builds an attribute from a fragment (it could be `path` or `no_mangle`); write attributes out [opaque-macros]
+                lib.rs:5:38: `$...!`: calls a macro named by a fragment (it could be `include_str` or `global_asm`); call macros by their names [opaque-macros]
+                lib.rs:5:53: `#[$...]`: builds an attribute from a fragment (it could be `path` or `no_mangle`); write attributes out [opaque-macros]
+                lib.rs:5:62: `#$...`: builds an attribute from a fragment (it could be `path` or `no_mangle`); write attributes out [opaque-macros]
+                lib.rs:6:17: `arch::*`: a glob import from `arch` brings in `asm!` and `global_asm!` without naming them [asm]
+                lib.rs:7:1: `global_asm!`: inline assembly: student code uses the kernel crate's safe API only [asm]
+                lib.rs:8:21: `arch::*`: a glob import from `arch` brings in `asm!` and `global_asm!` without naming them [asm]
+                lib.rs:9:36: `arch::*`: a glob import from `arch` brings in `asm!` and `global_asm!` without naming them [asm]
+                lib.rs:9:55: `arch::*`: a glob import from `arch` brings in `asm!` and `global_asm!` without naming them [asm]"#]],
+        );
+        // What macros need stays allowed: fragments as values, `$crate`
+        // paths, `#[doc = $d]`, forbidden names inside strings.
+        check(
+            "macro_rules! m { ($d:expr, $n:ident, $e:expr) => { #[doc = $d] fn $n() -> u32 { $crate::f($e) + g!($e) } }; }\n\
+             m!(\"include_str env\", f, 1);\n",
+            expect![""],
+        );
+    }
+
     #[test]
     fn attributes_inside_macro_tokens() {
         check(
@@ -893,13 +1060,13 @@ fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
         }
         let t: T = toml::from_str(
             "allow = ['unsafe', 'bindings', 'include', 'env', 'path-attribute', 'extern-crate', \
-             'std', 'features', 'symbol-names', 'link-sections', 'asm']",
+             'std', 'features', 'symbol-names', 'link-sections', 'asm', 'opaque-macros', 'sources']",
         )
         .unwrap();
         let names: Vec<&str> = t.allow.iter().map(|r| r.name()).collect();
         assert_eq!(
             names.join(" "),
-            "unsafe bindings include env path-attribute extern-crate std features symbol-names link-sections asm"
+            "unsafe bindings include env path-attribute extern-crate std features symbol-names link-sections asm opaque-macros sources"
         );
         let err = toml::from_str::<T>("allow = ['unsafe_code']")
             .err()
