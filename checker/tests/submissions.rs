@@ -54,18 +54,28 @@ fn every_submission_gets_its_verdict() {
                 sub.student
             );
         }
-        // And a student file taken is the student's.
-        let theirs_root = match &sub.source {
-            Source::Tree(dir) => dir.clone(),
-            Source::Patch(_) => work.path().join(&sub.student).join("submitted"),
-        };
-        for path in &p.files.taken {
-            assert_eq!(
-                fs::read(p.workspace.join(path)).ok(),
-                fs::read(theirs_root.join(path)).ok(),
-                "{}: {path}",
-                sub.student
-            );
+        // And a student file taken is the student's (a patch's copy of
+        // labs/ is gone once collected).
+        match &sub.source {
+            Source::Tree(dir) => {
+                for path in &p.files.taken {
+                    assert_eq!(
+                        fs::read(p.workspace.join(path)).ok(),
+                        fs::read(dir.join(path)).ok(),
+                        "{}: {path}",
+                        sub.student
+                    );
+                }
+            }
+            Source::Patch(_) => {
+                assert!(!work.path().join(&sub.student).join("submitted").exists())
+            }
+        }
+        // No answer in the workspace: no solution folder, no snapshot.
+        for l in &p.labs {
+            let dir = p.workspace.join("labs").join(l);
+            assert!(!dir.join("solution").exists(), "{}: {l}", sub.student);
+            assert!(!dir.join("expected").exists(), "{}: {l}", sub.student);
         }
     }
     expect_test::expect_file!["snapshots/submission-verdicts.txt"].assert_eq(out.trim_end());

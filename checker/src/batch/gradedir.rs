@@ -166,9 +166,53 @@ pub fn copy_sources(from: &Path, to: &Path) -> Result<()> {
         } else {
             fs::copy(&src, &dst)
                 .with_context(|| format!("cannot copy {} to {}", src.display(), dst.display()))?;
+            // Cargo compares sources' times with the seeded target's.
+            if let Ok(time) = entry.metadata().and_then(|m| m.modified()) {
+                let _ = fs::File::options()
+                    .write(true)
+                    .open(&dst)
+                    .and_then(|f| f.set_modified(time));
+            }
         }
     }
     Ok(())
+}
+
+/// The largest patch read, in bytes: a patch is text a student wrote,
+/// and git would write whatever a larger one (or a binary one, refused
+/// outright) unpacks to.
+pub const MAX_PATCH_BYTES: u64 = 1 << 20;
+/// The most files a submission may hold (a tree, build output and hidden
+/// files left out) or a patch may touch.
+pub const MAX_FILES: usize = 10_000;
+/// The most bytes a tree's files may hold (build output and hidden files
+/// left out): the course's own tree is about 6 MB.
+pub const MAX_TREE_BYTES: u64 = 64 << 20;
+/// The largest student file taken.
+pub const MAX_STUDENT_FILE_BYTES: u64 = 1 << 20;
+
+/// Whether `rel` (relative, `/`-separated) names a regular file under
+/// `root` reached without any symbolic link: neither the file nor any
+/// folder between `root` and it is one. A patch can replace a student
+/// file's folder by a link to the solution's, which a plain `is_file`
+/// would follow.
+pub fn regular_under(root: &Path, rel: &str) -> bool {
+    let mut here = root.to_path_buf();
+    let parts: Vec<&str> = rel.split('/').collect();
+    for (i, part) in parts.iter().enumerate() {
+        if part.is_empty() || *part == "." || *part == ".." {
+            return false;
+        }
+        here.push(part);
+        let Ok(meta) = fs::symlink_metadata(&here) else {
+            return false;
+        };
+        let last = i + 1 == parts.len();
+        if meta.file_type().is_symlink() || (!last && !meta.is_dir()) || (last && !meta.is_file()) {
+            return false;
+        }
+    }
+    !parts.is_empty()
 }
 
 /// A file a submission changes: its path relative to the submission's
@@ -188,6 +232,7 @@ pub struct Changed {
 pub fn changed_in_tree(root: &Path, dir: &Path) -> Result<Vec<Changed>> {
     let mut found = Vec::new();
     let mut stack = vec![PathBuf::new()];
+    let (mut files, mut bytes) = (0usize, 0u64);
     while let Some(rel) = stack.pop() {
         let here = dir.join(&rel);
         for entry in
@@ -213,6 +258,16 @@ pub fn changed_in_tree(root: &Path, dir: &Path) -> Result<Vec<Changed>> {
                     });
                 }
             } else if kind.is_file() {
+                files += 1;
+                bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+                if files > MAX_FILES || bytes > MAX_TREE_BYTES {
+                    bail!(
+                        "{}: the submission holds more than {MAX_FILES} files or {} MB \
+                         (build output and hidden files left out): refused",
+                        dir.display(),
+                        MAX_TREE_BYTES >> 20
+                    );
+                }
                 let theirs = fs::read(entry.path())
                     .with_context(|| format!("cannot read {}", entry.path().display()))?;
                 if fs::read(&ours).ok().as_deref() != Some(theirs.as_slice()) {
@@ -233,31 +288,47 @@ pub fn changed_in_tree(root: &Path, dir: &Path) -> Result<Vec<Changed>> {
     Ok(found)
 }
 
-/// The paths `git apply --numstat -z` lists (both sides of a rename).
-fn numstat_paths(out: &str) -> Vec<String> {
-    let mut paths = Vec::new();
+/// The paths `git apply --numstat -z` lists (both sides of a rename),
+/// and the binary ones (git counts their lines as `-`).
+fn numstat_paths(out: &str) -> (Vec<String>, Vec<String>) {
+    let (mut paths, mut binary) = (Vec::new(), Vec::new());
     let mut fields = out.split('\0');
     while let Some(record) = fields.next() {
-        match record.splitn(3, '\t').nth(2) {
+        let mut parts = record.splitn(3, '\t');
+        let (added, removed) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        let named: Vec<String> = match parts.next() {
             // A rename or copy: the two paths follow.
-            Some("") => paths.extend(fields.by_ref().take(2).map(str::to_owned)),
-            Some(path) => paths.push(path.to_owned()),
-            None => {}
+            Some("") => fields.by_ref().take(2).map(str::to_owned).collect(),
+            Some(path) => vec![path.to_owned()],
+            None => continue,
+        };
+        if added == "-" || removed == "-" {
+            binary.extend(named.iter().cloned());
         }
+        paths.extend(named);
     }
     paths.sort();
     paths.dedup();
-    paths
+    (paths, binary)
 }
 
 /// Applies `patch` to a pristine copy of the course's `labs/` in
 /// `<dest>/labs` (its paths outside `labs/` are left out) and returns what
 /// it changes, every path it touches.
 fn apply_patch(root: &Path, patch: &Path, dest: &Path) -> Result<Vec<Changed>> {
-    copy_sources(&root.join("labs"), &dest.join("labs"))?;
     let patch = patch
         .canonicalize()
         .with_context(|| format!("cannot read {}", patch.display()))?;
+    let size = fs::metadata(&patch)
+        .with_context(|| format!("cannot read {}", patch.display()))?
+        .len();
+    if size > MAX_PATCH_BYTES {
+        bail!(
+            "the patch is {size} bytes, more than the {} KiB a patch may be: refused",
+            MAX_PATCH_BYTES >> 10
+        );
+    }
+    copy_sources(&root.join("labs"), &dest.join("labs"))?;
     let git = |args: &[&str]| {
         let mut cmd = Command::new("git");
         cmd.args(args)
@@ -275,7 +346,19 @@ fn apply_patch(root: &Path, patch: &Path, dest: &Path) -> Result<Vec<Changed>> {
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    let touched = numstat_paths(&String::from_utf8_lossy(&out.stdout));
+    let (touched, binary) = numstat_paths(&String::from_utf8_lossy(&out.stdout));
+    if !binary.is_empty() {
+        bail!(
+            "a binary patch ({}): refused, a submission is source text",
+            binary.join(", ")
+        );
+    }
+    if touched.len() > MAX_FILES {
+        bail!(
+            "the patch touches {} files, more than {MAX_FILES}: refused",
+            touched.len()
+        );
+    }
     let out = git(&["apply", "--whitespace=nowarn", "--include=labs/*"])?;
     if !out.status.success() {
         bail!(
@@ -286,8 +369,7 @@ fn apply_patch(root: &Path, patch: &Path, dest: &Path) -> Result<Vec<Changed>> {
     Ok(touched
         .into_iter()
         .map(|path| Changed {
-            regular: path.starts_with("labs/")
-                && fs::symlink_metadata(dest.join(&path)).is_ok_and(|m| m.is_file()),
+            regular: path.starts_with("labs/") && regular_under(dest, &path),
             path,
         })
         .collect())
@@ -330,7 +412,7 @@ pub fn collect(changed: &[Changed], labs: &BTreeMap<String, Lab>) -> Collected {
                     c.taken.push(f.path.clone());
                 } else {
                     c.ignored.push(format!(
-                        "{} (not a regular file: the course's copy is used)",
+                        "{} (not a regular file, or under a symbolic link: the course's copy is used)",
                         f.path
                     ));
                 }
@@ -378,22 +460,56 @@ pub fn prepare_sources(
     fs::create_dir_all(&expected)?;
     let course = course_labs(root)?;
     let (submitted, changed): (PathBuf, Vec<Changed>) = match &sub.source {
-        Source::Tree(dir) => (dir.clone(), changed_in_tree(root, dir)?),
+        Source::Tree(dir) => {
+            for d in [dir.clone(), dir.join("labs")] {
+                if fs::symlink_metadata(&d).is_ok_and(|m| m.file_type().is_symlink()) {
+                    bail!("{}: a symbolic link, not a folder: refused", d.display());
+                }
+            }
+            (dir.clone(), changed_in_tree(root, dir)?)
+        }
         Source::Patch(patch) => {
             let scratch = home.join("submitted");
-            let changed = apply_patch(root, patch, &scratch)?;
+            let changed = apply_patch(root, patch, &scratch).inspect_err(|_| {
+                let _ = fs::remove_dir_all(&scratch);
+            })?;
             (scratch, changed)
         }
     };
     course_workspace(root, &ws, &expected, &course)?;
     let files = collect(&changed, &course);
-    for path in &files.taken {
-        let (from, to) = (submitted.join(path), ws.join(path));
+    let mut files = files;
+    let taken = std::mem::take(&mut files.taken);
+    for path in taken {
+        let (from, to) = (submitted.join(&path), ws.join(&path));
+        // Checked again where it is read: no link on the way, not too big.
+        let size = fs::symlink_metadata(&from).map(|m| m.len()).unwrap_or(0);
+        if !regular_under(&submitted, &path) {
+            files.ignored.push(format!(
+                "{path} (not a regular file, or under a symbolic link: the course's copy is used)"
+            ));
+            continue;
+        }
+        if size > MAX_STUDENT_FILE_BYTES {
+            files.ignored.push(format!(
+                "{path} (more than {} KiB: the course's copy is used)",
+                MAX_STUDENT_FILE_BYTES >> 10
+            ));
+            continue;
+        }
         if let Some(dir) = to.parent() {
             fs::create_dir_all(dir)?;
         }
         fs::copy(&from, &to)
             .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
+        files.taken.push(path);
+    }
+    files.ignored.sort();
+    // What was not taken goes: a patch's copy of labs/ holds whatever the
+    // patch wrote.
+    if let Source::Patch(_) = &sub.source {
+        fs::remove_dir_all(&submitted)
+            .with_context(|| format!("cannot remove {}", submitted.display()))?;
     }
     let labs: Vec<String> = if only.is_empty() {
         labs_submitted(sub, &changed, &course)
@@ -417,10 +533,27 @@ pub fn prepare_sources(
     })
 }
 
-/// Makes `ws` a copy of the course at `root`: top-level Cargo files
-/// copied, other top-level entries linked, the labs' sources copied and
-/// their snapshots moved out to `expected/<lab>`, where the student's
-/// build cannot see them.
+/// The top-level folders of the course a workspace holds: the kernel
+/// crate and the module macro every lab builds against, the drivers whose
+/// files labs 08, 10 and 11 build (`#[path]` in their harness; Kbuild's C
+/// twin and scripts), and the labs. Not `checker/` (its fixtures hold
+/// answers), `book/` (the solutions' pages), `vm/` or `target/`.
+const WORKSPACE_DIRS: [&str; 4] = ["kernel-crate", "module-macro", "drivers", "labs"];
+
+/// The file at a workspace's root that marks it as a grading workspace
+/// and lists the course files put in it, one `/`-separated path a line
+/// (see [`crate::spec::policy::check_sources`] and `spec::lab`, which then
+/// accepts a lab without its solution folder).
+pub const WORKSPACE_MARK: &str = crate::spec::lab::GRADING_WORKSPACE;
+
+/// Makes `ws` the course at `root` as a student's build sees it: the
+/// top-level files, [`WORKSPACE_DIRS`] copied (no links back into the
+/// course, so a sandbox that shows the build only `ws` shows it all it
+/// needs), the snapshots moved out to `expected/<lab>`, and no answer:
+/// no lab's `solution/` folder, and a driver that is a lab's solution
+/// (`solution_dir` outside the lab folder) in its skeleton form (see
+/// [`crate::tools::skeleton::skeleton_form`]). The Cargo workspace lists
+/// only the members left.
 fn course_workspace(
     root: &Path,
     ws: &Path,
@@ -431,26 +564,118 @@ fn course_workspace(
         let entry = entry?;
         let name = entry.file_name();
         let n = name.to_string_lossy();
-        if matches!(n.as_ref(), "labs" | "target" | ".git" | "book") {
-            continue;
-        }
         let (src, dst) = (entry.path(), ws.join(&name));
-        if entry.file_type()?.is_file() {
+        if entry.file_type()?.is_file() && n != "Cargo.toml" {
             fs::copy(&src, &dst)?;
-        } else {
-            std::os::unix::fs::symlink(&src, &dst)?;
+        } else if WORKSPACE_DIRS.contains(&n.as_ref()) && entry.file_type()?.is_dir() {
+            copy_sources(&src, &dst)?;
         }
     }
-    copy_sources(&root.join("labs"), &ws.join("labs"))?;
-    for name in course.keys() {
-        let theirs = ws.join("labs").join(name).join("expected");
+    // Drivers that are graded like labs keep their snapshots to themselves.
+    for dir in lab::all_samples(ws)
+        .unwrap_or_default()
+        .iter()
+        .map(|d| d.join("expected"))
+        .filter(|d| d.is_dir())
+    {
+        fs::remove_dir_all(&dir).with_context(|| format!("cannot remove {}", dir.display()))?;
+    }
+    for (name, l) in course {
+        let lab_ws = ws.join("labs").join(name);
+        let theirs = lab_ws.join("expected");
         if theirs.is_dir() {
             fs::rename(&theirs, expected.join(name)).with_context(|| {
                 format!("cannot move {} out of the workspace", theirs.display())
             })?;
         }
+        if l.config.student.is_empty() {
+            continue;
+        }
+        let solution = policy::lexical(&l.solution_dir());
+        let Ok(rel) = solution.strip_prefix(root) else {
+            bail!(
+                "{}: the solution folder {} is outside the course",
+                l.name,
+                solution.display()
+            );
+        };
+        let in_ws = ws.join(rel);
+        if solution.starts_with(policy::lexical(&l.dir)) {
+            if in_ws.exists() {
+                fs::remove_dir_all(&in_ws)
+                    .with_context(|| format!("cannot remove {}", in_ws.display()))?;
+            }
+        } else {
+            for (file, text) in crate::tools::skeleton::skeleton_form(l)? {
+                let to = in_ws.join(&file);
+                fs::write(&to, text).with_context(|| format!("cannot write {}", to.display()))?;
+            }
+        }
+    }
+    if let Ok(text) = fs::read_to_string(root.join("Cargo.toml")) {
+        fs::write(ws.join("Cargo.toml"), workspace_manifest(&text, ws))?;
+    }
+    let mut files = Vec::new();
+    list_files(ws, Path::new(""), &mut files)?;
+    files.sort();
+    let mut mark = String::from(
+        "# A grading workspace (checker grade): the course files put in it, before the\n\
+         # student's. The compiler may read these and the student files the policy checked.\n",
+    );
+    for f in files {
+        mark.push_str(&f);
+        mark.push('\n');
+    }
+    fs::write(ws.join(WORKSPACE_MARK), mark)?;
+    Ok(())
+}
+
+/// The regular files under `dir/rel`, `/`-separated, into `out`.
+fn list_files(dir: &Path, rel: &Path, out: &mut Vec<String>) -> Result<()> {
+    for entry in fs::read_dir(dir.join(rel))? {
+        let entry = entry?;
+        let path = rel.join(entry.file_name());
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            list_files(dir, &path, out)?;
+        } else if kind.is_file() {
+            out.push(path.to_string_lossy().replace('\\', "/"));
+        }
     }
     Ok(())
+}
+
+/// The course's top-level `Cargo.toml` with its `members` and
+/// `default-members` cut to the packages `ws` holds: the solutions'
+/// packages, the checker and its fixtures are not there.
+fn workspace_manifest(text: &str, ws: &Path) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    for key in ["\nmembers = [", "\ndefault-members = ["] {
+        let Some(start) = rest.find(key) else {
+            continue;
+        };
+        let open = start + key.len();
+        let Some(len) = rest[open..].find(']') else {
+            continue;
+        };
+        let kept: Vec<&str> = rest[open..open + len]
+            .split(',')
+            .map(|m| m.trim().trim_matches('"'))
+            .filter(|m| !m.is_empty() && ws.join(m).join("Cargo.toml").is_file())
+            .collect();
+        out.push_str(&rest[..open]);
+        out.push_str(
+            &kept
+                .iter()
+                .map(|m| format!("\"{m}\""))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        rest = &rest[open + len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The labs of the course a submission is for: those it changes, and for
@@ -915,11 +1140,98 @@ mod tests {
         assert_eq!(read(&ws.join("labs/lab-01/src/module.rs")), "// harness\n");
         assert_eq!(read(&ws.join("kernel-crate/src/lib.rs")), "// kernel\n");
         assert!(!ws.join("labs/lab-01/hello.ko").exists());
+        // A copy, not a link back into the course.
         assert!(fs::symlink_metadata(ws.join("kernel-crate"))
             .unwrap()
-            .file_type()
-            .is_symlink());
+            .is_dir());
         expected_is_outside_the_workspace(&p);
+        no_answer_in_the_workspace(&p);
+        // The patch's copy of labs/ is gone once the student file is taken.
+        assert!(!work.join("mallory/submitted").exists());
+    }
+
+    /// The workspace holds no solution and says which files are the
+    /// course's; the lab still loads there.
+    #[track_caller]
+    fn no_answer_in_the_workspace(p: &Prepared) {
+        let ws = &p.workspace;
+        assert!(!ws.join("labs/lab-01/solution").exists());
+        let mark = fs::read_to_string(ws.join(WORKSPACE_MARK)).unwrap();
+        assert!(
+            mark.lines().any(|l| l == "labs/lab-01/src/module.rs"),
+            "{mark}"
+        );
+        assert!(!mark.contains("solution/"), "{mark}");
+        let lab = Lab::load(&ws.join("labs/lab-01")).unwrap();
+        assert!(lab.in_grading_workspace());
+    }
+
+    /// A patch that swaps the student file's folder for a link to the
+    /// solution's: the collector does not follow it, and the course's copy
+    /// is graded. Before `regular_under`, the solution was taken.
+    #[test]
+    fn a_patch_cannot_take_a_file_through_a_linked_folder() {
+        let d = tempfile::tempdir().unwrap();
+        let root = course(d.path());
+        let patch = d.path().join("eve.patch");
+        // As `git diff` writes it after `rm -r src && ln -s solution/src src`.
+        fs::write(
+            &patch,
+            "diff --git a/labs/lab-01/src b/labs/lab-01/src\nnew file mode 120000\n\
+             --- /dev/null\n+++ b/labs/lab-01/src\n@@ -0,0 +1 @@\n+solution/src\n\
+             \\ No newline at end of file\n\
+             diff --git a/labs/lab-01/src/lib.rs b/labs/lab-01/src/lib.rs\ndeleted file mode 100644\n\
+             --- a/labs/lab-01/src/lib.rs\n+++ /dev/null\n@@ -1 +0,0 @@\n-// TODO\n\
+             diff --git a/labs/lab-01/src/module.rs b/labs/lab-01/src/module.rs\n\
+             deleted file mode 100644\n--- a/labs/lab-01/src/module.rs\n+++ /dev/null\n\
+             @@ -1 +0,0 @@\n-// harness\n",
+        )
+        .unwrap();
+        let sub = Submission {
+            student: "eve".into(),
+            source: Source::Patch(patch),
+        };
+        let p = prepare_sources(&root, &sub, &d.path().join("work"), &[]).unwrap();
+        assert!(p.files.taken.is_empty(), "{:?}", p.files);
+        assert!(
+            p.files.ignored.iter().any(|f| f.starts_with(
+                "labs/lab-01/src/lib.rs (not a regular file, or under a symbolic link"
+            )),
+            "{:?}",
+            p.files
+        );
+        let graded = fs::read_to_string(p.workspace.join("labs/lab-01/src/lib.rs")).unwrap();
+        assert_eq!(graded, "// TODO\n");
+    }
+
+    /// A binary patch and one too big are refused before git writes
+    /// anything; nothing of them stays.
+    #[test]
+    fn binary_and_oversized_patches_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let root = course(d.path());
+        let work = d.path().join("work");
+        let binary = d.path().join("bin.patch");
+        // `git diff --binary` of a 103-byte file holding NULs.
+        fs::write(
+            &binary,
+            "diff --git a/labs/lab-01/blob b/labs/lab-01/blob\nnew file mode 100644\n\
+             index 0000000000000000000000000000000000000000..ab493adddbc9f8945fc68ce978327b76314812d8\n\
+             GIT binary patch\nliteral 103\nNcmb<msAQl6003ZY0P+9;\n\nliteral 0\nHcmV?d00001\n\n",
+        )
+        .unwrap();
+        let sub = |name: &str, patch: &Path| Submission {
+            student: name.into(),
+            source: Source::Patch(patch.to_path_buf()),
+        };
+        let err = prepare_sources(&root, &sub("bin", &binary), &work, &[]).unwrap_err();
+        assert!(err.to_string().contains("binary patch"), "{err:#}");
+        assert!(!work.join("bin/submitted").exists());
+        let big = d.path().join("big.patch");
+        fs::write(&big, "x".repeat(MAX_PATCH_BYTES as usize + 1)).unwrap();
+        let err = prepare_sources(&root, &sub("big", &big), &work, &[]).unwrap_err();
+        assert!(err.to_string().contains("a patch may be"), "{err:#}");
+        assert!(!work.join("big/submitted").exists());
     }
 
     /// Lab 01's student file is taken, and `ignored` is named.
@@ -1004,7 +1316,7 @@ mod tests {
         let p = prepare_sources(&root, &sub, &d.path().join("work"), &[]).unwrap();
         assert!(p.files.taken.is_empty());
         assert!(p.files.ignored.contains(
-            &"labs/lab-01/src/lib.rs (not a regular file: the course's copy is used)".to_owned()
+            &"labs/lab-01/src/lib.rs (not a regular file, or under a symbolic link: the course's copy is used)".to_owned()
         ));
         assert_eq!(read("labs/lab-01/src/lib.rs"), "// TODO\n");
     }
@@ -1159,8 +1471,9 @@ mod tests {
     fn numstat_names_every_path_a_patch_touches() {
         let out = "1\t1\tlabs/lab-01/src/lib.rs\0-\t-\tlabs/lab-01/blob.bin\0\
                    0\t0\t\0labs/lab-01/src/a.rs\0labs/lab-01/src/b.rs\0";
+        let (paths, binary) = numstat_paths(out);
         assert_eq!(
-            numstat_paths(out),
+            paths,
             [
                 "labs/lab-01/blob.bin",
                 "labs/lab-01/src/a.rs",
@@ -1168,6 +1481,7 @@ mod tests {
                 "labs/lab-01/src/lib.rs"
             ]
         );
+        assert_eq!(binary, ["labs/lab-01/blob.bin"]);
     }
 
     #[test]

@@ -560,6 +560,11 @@ impl LabStep {
 /// A guest step, as the guest's step runner gets it.
 pub use ::vm::Step;
 
+/// The file at the root of a grading workspace (`checker grade`, see
+/// `batch::gradedir`): it lists the course files put in it, and a lab there
+/// has no solution folder.
+pub const GRADING_WORKSPACE: &str = ".grading-workspace";
+
 /// A lab: its folder and its parsed description.
 #[derive(Debug, Clone)]
 pub struct Lab {
@@ -600,6 +605,12 @@ impl Lab {
             .join(self.config.solution_dir.as_deref().unwrap_or("solution"))
     }
 
+    /// The lab is in a workspace `checker grade` made (the lab folder's
+    /// grandparent holds [`GRADING_WORKSPACE`]).
+    pub fn in_grading_workspace(&self) -> bool {
+        self.dir.join("../..").join(GRADING_WORKSPACE).is_file()
+    }
+
     /// The student files of the lab folder: paths relative to it, sorted.
     pub fn student_files(&self) -> Result<Vec<String>> {
         matching_files(&self.dir, &self.config.student)
@@ -628,6 +639,10 @@ impl Lab {
             return Ok(());
         }
         let solution = self.solution_dir();
+        if !solution.is_dir() && self.in_grading_workspace() {
+            // `checker grade` leaves the solutions out of a student's build.
+            return Ok(());
+        }
         if !solution.is_dir() {
             bail!(
                 "{}`solution_dir`: {} is not a folder",

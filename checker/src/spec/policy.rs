@@ -202,9 +202,7 @@ fn fragment_end(tokens: &[TokenTree], i: usize) -> Option<usize> {
     match tokens.get(i + 1)? {
         TokenTree::Ident(name) if name != "crate" => Some(i + 2),
         TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis => {
-            let op = |j: usize| {
-                matches!(tokens.get(j), Some(TokenTree::Punct(p)) if matches!(p.as_char(), '*' | '+' | '?'))
-            };
+            let op = |j: usize| matches!(tokens.get(j), Some(TokenTree::Punct(p)) if matches!(p.as_char(), '*' | '+' | '?'));
             if op(i + 2) {
                 Some(i + 3)
             } else if op(i + 3) {
@@ -434,14 +432,19 @@ impl Checker<'_> {
                         if unraw(ident) == "arch" && punct(i + 1, ':') && punct(i + 2, ':') {
                             let glob = match tokens.get(i + 3) {
                                 Some(TokenTree::Punct(p)) => p.as_char() == '*',
-                                Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => g
-                                    .stream()
-                                    .into_iter()
-                                    .any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == '*')),
+                                Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => {
+                                    g.stream().into_iter().any(
+                                        |t| matches!(t, TokenTree::Punct(p) if p.as_char() == '*'),
+                                    )
+                                }
                                 _ => false,
                             };
                             if glob {
-                                self.report(ident.span(), Rule::Asm, format!("`arch::*`: {ARCH_GLOB_WHY}"));
+                                self.report(
+                                    ident.span(),
+                                    Rule::Asm,
+                                    format!("`arch::*`: {ARCH_GLOB_WHY}"),
+                                );
                             }
                         }
                     }
@@ -650,7 +653,7 @@ pub fn check_source(file: &str, text: &str, allow: &[Rule]) -> Vec<Violation> {
 
 /// `path` with `.` and `..` resolved by name (not through the file
 /// system: a workspace's folders may be symbolic links).
-fn lexical(path: &Path) -> PathBuf {
+pub fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

@@ -175,6 +175,30 @@ pub fn generate_file(file: &Generated) -> Result<String> {
     generate(&text).with_context(|| format!("{}", file.solution.display()))
 }
 
+/// The skeleton form of `lab`'s solution copies, for a grading workspace
+/// whose harness builds against a finished driver (labs 08, 10 and 11 take
+/// their harness from `drivers/<driver>`, which is also their
+/// `solution_dir`): each student file's solution copy, relative to
+/// [`Lab::solution_dir`], with what the student starts from. A copy with
+/// markers becomes its generated skeleton; one without (a file the student
+/// writes from nothing) becomes the lab folder's own copy.
+pub fn skeleton_form(lab: &Lab) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for file in lab.solution_files()? {
+        let solution = lab.solution_dir().join(&file);
+        let text = std::fs::read_to_string(&solution)
+            .with_context(|| format!("reading {}", solution.display()))?;
+        let skeleton = if has_markers(&text) {
+            generate(&text).with_context(|| format!("{}", solution.display()))?
+        } else {
+            let own = lab.dir.join(&file);
+            std::fs::read_to_string(&own).with_context(|| format!("reading {}", own.display()))?
+        };
+        out.push((file, skeleton));
+    }
+    Ok(out)
+}
+
 /// `solution` as a reader of the book sees it: the solution's lines, without
 /// the markers and the skeleton's lines. The book's solution pages include
 /// the solutions by anchor, and the book runs this over every page as an
