@@ -270,7 +270,8 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
     // Every module built must be free of allocation-failure panic paths.
     let clean = status.success()
         && produced
-        && crate::run::buildcheck::check_modules(&lab.dir, &lab.config.modules, log)?;
+        && crate::run::buildcheck::check_modules(&lab.dir, &lab.config.modules, log)?
+        && crate::spec::policy::sources_gate(lab, tc, solution, log)?;
     Ok(BuildOutcome {
         ok: status.success() && produced && clean,
         time: started.elapsed(),

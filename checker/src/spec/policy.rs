@@ -769,6 +769,222 @@ pub fn gate(
     }))
 }
 
+/// The paths of a Make-style dep-info file (`target: dep dep ...`, spaces
+/// in a path escaped as `\ `), every target and dependency.
+pub fn dep_info_paths(text: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut word = String::new();
+        let mut chars = line.chars().peekable();
+        let mut push = |word: &mut String| {
+            let w = word.trim_end_matches(':');
+            if !w.is_empty() {
+                out.push(PathBuf::from(w));
+            }
+            word.clear();
+        };
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if chars.peek() == Some(&' ') => {
+                    word.push(' ');
+                    chars.next();
+                }
+                ' ' | '\t' => push(&mut word),
+                _ => word.push(c),
+            }
+        }
+        push(&mut word);
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Where a build may read files outside the course's tree: the Rust
+/// toolchains (`core` from `rust-src`), Cargo's registry, the kernel's
+/// build tree and the checker's cache.
+pub fn toolchain_dirs(tc: &crate::tools::setup::Toolchain) -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let env_or = |var: &str, sub: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(sub)))
+    };
+    let mut dirs: Vec<PathBuf> = [env_or("RUSTUP_HOME", ".rustup"), env_or("CARGO_HOME", ".cargo")]
+        .into_iter()
+        .flatten()
+        .collect();
+    dirs.extend([tc.kdir.clone(), tc.cache.clone()]);
+    dirs
+}
+
+/// The sources the compiler read for a lab's build, as cargo's dep-info
+/// of the lab's package lists them (`<target>/x86_64-unknown-none/kernel/
+/// lib<package>.d`, see kernel-crate/kbuild/rust-module.mk): each must be
+/// a student file of this run (checked by the rules above), a file the
+/// build wrote (under `target`), a file of the toolchain (`outside`), or a
+/// course file: never a snapshot, a solution, another lab's student file
+/// (not checked for this lab), and in a grading workspace, never a file
+/// missing from the list of course files it was made with. What a token
+/// scan cannot see (a path built by a macro, a file left next to the
+/// student's) is caught here, after the fact, on what was compiled.
+pub fn check_sources(
+    lab: &Lab,
+    solution: bool,
+    dep_info: &[PathBuf],
+    target: &Path,
+    outside: &[PathBuf],
+) -> Result<Vec<Violation>> {
+    let dir = lexical(&lab.dir);
+    let root = dir
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(&dir)
+        .to_path_buf();
+    let canonical_root = root.canonicalize().unwrap_or_else(|_| root.clone());
+    let target = lexical(target);
+    let checked: Vec<PathBuf> = files_of_run(lab, solution)?
+        .iter()
+        .map(|f| lexical(f))
+        .collect();
+    let course = crate::batch::gradedir::course_labs(&root).unwrap_or_default();
+    let mut forbidden: Vec<(PathBuf, &str)> = Vec::new();
+    for l in course.values().filter(|l| !l.config.student.is_empty()) {
+        let own = l.name == lab.name;
+        let sol = lexical(&l.solution_dir());
+        if sol.starts_with(lexical(&l.dir)) {
+            if !(own && solution) {
+                forbidden.push((sol.clone(), "a reference solution"));
+            }
+        } else if !(own && solution) {
+            for f in l.config.student.iter().filter(|p| !p.contains('*')) {
+                forbidden.push((sol.join(f), "a reference solution"));
+            }
+        }
+        if !own {
+            for f in l.student_files().unwrap_or_default() {
+                forbidden.push((lexical(&l.dir.join(f)), "another lab's student file, not checked for this one"));
+            }
+        }
+    }
+    let listed: Option<Vec<String>> =
+        fs::read_to_string(root.join(crate::spec::lab::GRADING_WORKSPACE))
+            .ok()
+            .map(|t| {
+                t.lines()
+                    .filter(|l| !l.starts_with('#'))
+                    .map(str::to_owned)
+                    .collect()
+            });
+    let mut found = Vec::new();
+    for path in dep_info {
+        let path = lexical(path);
+        let real = path.canonicalize().unwrap_or_else(|_| path.clone());
+        let rel = path
+            .strip_prefix(&root)
+            .ok()
+            .or_else(|| real.strip_prefix(&canonical_root).ok());
+        let why = match rel {
+            _ if path.starts_with(&target) || checked.contains(&path) => None,
+            None if outside.iter().any(|d| path.starts_with(d) || real.starts_with(d)) => None,
+            None => Some("outside the course and the toolchain"),
+            Some(rel) if rel.starts_with("target") => None,
+            Some(rel) if rel.components().any(|c| c.as_os_str() == "expected") => {
+                Some("a snapshot")
+            }
+            Some(rel) => {
+                let abs = root.join(rel);
+                match forbidden.iter().find(|(f, _)| abs.starts_with(f)) {
+                    Some((_, why)) => Some(*why),
+                    None => match &listed {
+                        Some(list) if !list.iter().any(|l| Path::new(l) == rel) => {
+                            Some("not a course file")
+                        }
+                        _ => None,
+                    },
+                }
+            }
+        };
+        if let Some(why) = why {
+            found.push(Violation {
+                file: shown(lab, &path),
+                line: 1,
+                column: 1,
+                rule: Some(Rule::Sources),
+                reason: format!(
+                    "read by the compiler, but {why}: a build reads the course's files and the \
+                     student files the policy checked, nothing else"
+                ),
+            });
+        }
+    }
+    if lab.config.allow.contains(&Rule::Sources) {
+        found.clear();
+    }
+    Ok(found)
+}
+
+/// [`check_sources`] after a build that succeeded: the dep-info of the
+/// lab's package under `tc`'s target folder. A missing dep-info fails the
+/// check (nothing could be checked). Broken rules go to `log`; returns
+/// whether none was. The reference solution's runs and labs without
+/// student files are not checked.
+pub fn sources_gate(
+    lab: &Lab,
+    tc: &crate::tools::setup::Toolchain,
+    solution: bool,
+    log: &Path,
+) -> Result<bool> {
+    if solution || lab.config.student.is_empty() {
+        return Ok(true);
+    }
+    let manifest = fs::read_to_string(lab.dir.join("Cargo.toml")).unwrap_or_default();
+    let package = toml::from_str::<toml::Table>(&manifest)
+        .ok()
+        .and_then(|t| t.get("package")?.get("name")?.as_str().map(str::to_owned))
+        .unwrap_or_else(|| lab.name.clone());
+    let dir = lexical(&lab.dir);
+    let root = dir.parent().and_then(Path::parent).unwrap_or(&dir);
+    let target = match &tc.rust_target_dir {
+        Some(t) if t.is_absolute() => t.clone(),
+        Some(t) => root.join(t),
+        None => root.join("target"),
+    };
+    let file = target
+        .join("x86_64-unknown-none/kernel")
+        .join(format!("lib{}.d", package.replace('-', "_")));
+    let found = match fs::read_to_string(&file) {
+        Ok(text) => check_sources(
+            lab,
+            solution,
+            &dep_info_paths(&text),
+            &target,
+            &toolchain_dirs(tc),
+        )?,
+        Err(e) => vec![Violation {
+            file: file.display().to_string(),
+            line: 1,
+            column: 1,
+            rule: Some(Rule::Sources),
+            reason: format!("cannot read the build's dep-info ({e}), so what it read cannot be checked"),
+        }],
+    };
+    if found.is_empty() {
+        return Ok(true);
+    }
+    let mut text = String::from("checker: the build read files that are not the course's or the student's checked files\n");
+    for v in &found {
+        text.push_str(&format!("{v}\n"));
+    }
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(log)
+        .with_context(|| format!("cannot write {}", log.display()))?;
+    std::io::Write::write_all(&mut f, text.as_bytes())?;
+    Ok(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1078,6 +1294,86 @@ fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
             err.to_string().contains("unknown variant `unsafe_code`"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn dep_info_is_read_as_make_writes_it() {
+        let text = "/w/target/libx.a: /w/labs/a\\ b.rs /w/x.rs\n\n/w/x.rs:\n";
+        let paths: Vec<String> = dep_info_paths(text)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(paths, ["/w/labs/a b.rs", "/w/target/libx.a", "/w/x.rs"]);
+    }
+
+    /// What the compiler read is checked against what the policy checked:
+    /// a snapshot, a solution (the lab's own folder, or a driver that is a
+    /// lab's solution), another lab's student file, a host file and, in a
+    /// grading workspace, a file the course did not put there each fail.
+    #[test]
+    fn the_compiler_reads_only_course_and_checked_files() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("w");
+        let toml = |extra: &str| {
+            format!("title='t'\nchapter='c.md'\nmodules=['m']\nstudent=['src/lib.rs']\n{extra}[[step]]\nname='a'\nrun='true'\n")
+        };
+        crate::testutil::write(
+            &root,
+            &[
+                ("labs/lab-01/lab.toml", &toml("")),
+                ("labs/lab-01/src/lib.rs", "// TODO\n"),
+                ("labs/lab-01/src/module.rs", "// harness\n"),
+                ("labs/lab-01/src/left.rs", "// left in the folder\n"),
+                ("labs/lab-01/solution/src/lib.rs", "// solution\n"),
+                ("labs/lab-01/expected/01-a.txt", "a\n"),
+                ("labs/lab-02/lab.toml", &toml("solution_dir='../../drivers/d'\n")),
+                ("labs/lab-02/src/lib.rs", "// TODO\n"),
+                ("drivers/d/src/lib.rs", "// driver\n"),
+                ("drivers/d/src/defs.rs", "// harness\n"),
+            ],
+        );
+        let lab = Lab::load(&root.join("labs/lab-01")).unwrap();
+        let read: Vec<PathBuf> = [
+            "w/labs/lab-01/src/lib.rs",
+            "w/labs/lab-01/src/module.rs",
+            "w/labs/lab-01/src/left.rs",
+            "w/drivers/d/src/defs.rs",
+            "w/target/x86_64-unknown-none/kernel/build/out/bindings.rs",
+            "rustup/toolchains/x/lib/rustlib/src/rust/library/core/src/lib.rs",
+            "w/labs/lab-01/src/../expected/01-a.txt",
+            "w/labs/lab-01/solution/src/lib.rs",
+            "w/drivers/d/src/lib.rs",
+            "w/labs/lab-02/src/lib.rs",
+            "etc/passwd",
+        ]
+        .iter()
+        .map(|p| d.path().join(p))
+        .collect();
+        let check = |solution: bool| -> Vec<String> {
+            check_sources(&lab, solution, &read, &root.join("target"), &[d.path().join("rustup")])
+                .unwrap()
+                .iter()
+                .map(|v| v.to_string().replace(&d.path().display().to_string(), ""))
+                .collect()
+        };
+        expect![[r#"
+            labs/lab-01/expected/01-a.txt:1:1: read by the compiler, but a snapshot: a build reads the course's files and the student files the policy checked, nothing else [sources]
+            labs/lab-01/solution/src/lib.rs:1:1: read by the compiler, but a reference solution: a build reads the course's files and the student files the policy checked, nothing else [sources]
+            drivers/d/src/lib.rs:1:1: read by the compiler, but a reference solution: a build reads the course's files and the student files the policy checked, nothing else [sources]
+            labs/lab-02/src/lib.rs:1:1: read by the compiler, but another lab's student file, not checked for this one: a build reads the course's files and the student files the policy checked, nothing else [sources]
+            /etc/passwd:1:1: read by the compiler, but outside the course and the toolchain: a build reads the course's files and the student files the policy checked, nothing else [sources]"#]]
+        .assert_eq(&check(false).join("\n"));
+        // The reference solution's own run reads its solution.
+        assert!(!check(true).iter().any(|v| v.starts_with("labs/lab-01/solution")));
+        // In a grading workspace, only the files it was made with.
+        fs::write(
+            root.join(crate::spec::lab::GRADING_WORKSPACE),
+            "# list\nlabs/lab-01/src/module.rs\ndrivers/d/src/defs.rs\n",
+        )
+        .unwrap();
+        let found = check(false);
+        assert_eq!(found.len(), 6, "{found:#?}");
+        assert!(found[0].starts_with("labs/lab-01/src/left.rs:1:1: read by the compiler, but not a course file"), "{found:#?}");
     }
 
     #[test]
