@@ -1,7 +1,7 @@
 //! The submissions in `checker/tests/submissions/` get the verdicts they
-//! should, on the host and before any build: each forgery is refused by
-//! the policy with the line named, or its edit is ignored and named; the
-//! correct lab 02 has its file taken. `snapshots/submission-verdicts.txt`
+//! should, on the host and before any build: each forgery is refused
+//! whole (a binary patch), refused by the policy with the line named, or
+//! its edit is ignored and named; the correct lab 02 has its file taken. `snapshots/submission-verdicts.txt`
 //! holds the verdicts (the book's "For instructors" chapter includes it).
 
 use std::fs;
@@ -29,7 +29,15 @@ fn every_submission_gets_its_verdict() {
             Source::Tree(_) => "a folder",
             Source::Patch(_) => "a patch",
         };
-        let p = prepare_sources(&root, &sub, work.path(), &[]).expect("prepared");
+        let p = match prepare_sources(&root, &sub, work.path(), &[]) {
+            Ok(p) => p,
+            Err(e) => {
+                out.push_str(&format!("{} ({form})\n  refused: {e:#}\n\n", sub.student));
+                // Nothing of a refused submission stays.
+                assert!(!work.path().join(&sub.student).join("submitted").exists());
+                continue;
+            }
+        };
         let rejected: Vec<String> = p.violations.iter().map(|(_, v)| v.to_string()).collect();
         out.push_str(&format!(
             "{} ({form})\n  graded: {}\n  taken: {}\n  ignored: {}\n  rejected before the build:{}\n\n",
