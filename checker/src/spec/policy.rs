@@ -810,10 +810,13 @@ pub fn toolchain_dirs(tc: &crate::tools::setup::Toolchain) -> Vec<PathBuf> {
             .map(PathBuf::from)
             .or_else(|| home.as_ref().map(|h| h.join(sub)))
     };
-    let mut dirs: Vec<PathBuf> = [env_or("RUSTUP_HOME", ".rustup"), env_or("CARGO_HOME", ".cargo")]
-        .into_iter()
-        .flatten()
-        .collect();
+    let mut dirs: Vec<PathBuf> = [
+        env_or("RUSTUP_HOME", ".rustup"),
+        env_or("CARGO_HOME", ".cargo"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     dirs.extend([tc.kdir.clone(), tc.cache.clone()]);
     dirs
 }
@@ -863,7 +866,10 @@ pub fn check_sources(
         }
         if !own {
             for f in l.student_files().unwrap_or_default() {
-                forbidden.push((lexical(&l.dir.join(f)), "another lab's student file, not checked for this one"));
+                forbidden.push((
+                    lexical(&l.dir.join(f)),
+                    "another lab's student file, not checked for this one",
+                ));
             }
         }
     }
@@ -886,7 +892,12 @@ pub fn check_sources(
             .or_else(|| real.strip_prefix(&canonical_root).ok());
         let why = match rel {
             _ if path.starts_with(&target) || checked.contains(&path) => None,
-            None if outside.iter().any(|d| path.starts_with(d) || real.starts_with(d)) => None,
+            None if outside
+                .iter()
+                .any(|d| path.starts_with(d) || real.starts_with(d)) =>
+            {
+                None
+            }
             None => Some("outside the course and the toolchain"),
             Some(rel) if rel.starts_with("target") => None,
             Some(rel) if rel.components().any(|c| c.as_os_str() == "expected") => {
@@ -966,13 +977,17 @@ pub fn sources_gate(
             line: 1,
             column: 1,
             rule: Some(Rule::Sources),
-            reason: format!("cannot read the build's dep-info ({e}), so what it read cannot be checked"),
+            reason: format!(
+                "cannot read the build's dep-info ({e}), so what it read cannot be checked"
+            ),
         }],
     };
     if found.is_empty() {
         return Ok(true);
     }
-    let mut text = String::from("checker: the build read files that are not the course's or the student's checked files\n");
+    let mut text = String::from(
+        "checker: the build read files that are not the course's or the student's checked files\n",
+    );
     for v in &found {
         text.push_str(&format!("{v}\n"));
     }
@@ -1326,7 +1341,10 @@ fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
                 ("labs/lab-01/src/left.rs", "// left in the folder\n"),
                 ("labs/lab-01/solution/src/lib.rs", "// solution\n"),
                 ("labs/lab-01/expected/01-a.txt", "a\n"),
-                ("labs/lab-02/lab.toml", &toml("solution_dir='../../drivers/d'\n")),
+                (
+                    "labs/lab-02/lab.toml",
+                    &toml("solution_dir='../../drivers/d'\n"),
+                ),
                 ("labs/lab-02/src/lib.rs", "// TODO\n"),
                 ("drivers/d/src/lib.rs", "// driver\n"),
                 ("drivers/d/src/defs.rs", "// harness\n"),
@@ -1350,11 +1368,17 @@ fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
         .map(|p| d.path().join(p))
         .collect();
         let check = |solution: bool| -> Vec<String> {
-            check_sources(&lab, solution, &read, &root.join("target"), &[d.path().join("rustup")])
-                .unwrap()
-                .iter()
-                .map(|v| v.to_string().replace(&d.path().display().to_string(), ""))
-                .collect()
+            check_sources(
+                &lab,
+                solution,
+                &read,
+                &root.join("target"),
+                &[d.path().join("rustup")],
+            )
+            .unwrap()
+            .iter()
+            .map(|v| v.to_string().replace(&d.path().display().to_string(), ""))
+            .collect()
         };
         expect![[r#"
             labs/lab-01/expected/01-a.txt:1:1: read by the compiler, but a snapshot: a build reads the course's files and the student files the policy checked, nothing else [sources]
@@ -1364,7 +1388,9 @@ fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
             /etc/passwd:1:1: read by the compiler, but outside the course and the toolchain: a build reads the course's files and the student files the policy checked, nothing else [sources]"#]]
         .assert_eq(&check(false).join("\n"));
         // The reference solution's own run reads its solution.
-        assert!(!check(true).iter().any(|v| v.starts_with("labs/lab-01/solution")));
+        assert!(!check(true)
+            .iter()
+            .any(|v| v.starts_with("labs/lab-01/solution")));
         // In a grading workspace, only the files it was made with.
         fs::write(
             root.join(crate::spec::lab::GRADING_WORKSPACE),
@@ -1373,7 +1399,12 @@ fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
         .unwrap();
         let found = check(false);
         assert_eq!(found.len(), 6, "{found:#?}");
-        assert!(found[0].starts_with("labs/lab-01/src/left.rs:1:1: read by the compiler, but not a course file"), "{found:#?}");
+        assert!(
+            found[0].starts_with(
+                "labs/lab-01/src/left.rs:1:1: read by the compiler, but not a course file"
+            ),
+            "{found:#?}"
+        );
     }
 
     #[test]
