@@ -1980,7 +1980,7 @@ run = "insmod /lab/m.ko"
         );
         check(
             "allow=['unsafe_code']",
-            expect!["error: line 4, column 8, at `'unsafe_code'`: unknown variant `unsafe_code`, expected one of `unsafe`, `bindings`, `include`, `env`, `path-attribute`, `extern-crate`, `std`, `features`, `symbol-names`, `link-sections`, `asm`"],
+            expect!["error: line 4, column 8, at `'unsafe_code'`: unknown variant `unsafe_code`, expected one of `unsafe`, `bindings`, `include`, `env`, `path-attribute`, `extern-crate`, `std`, `features`, `symbol-names`, `link-sections`, `asm`, `opaque-macros`, `sources`"],
         );
     }
 
