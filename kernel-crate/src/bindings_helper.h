@@ -75,9 +75,14 @@ const __poll_t RUST_CONST_HELPER_EPOLLRDNORM = EPOLLRDNORM;
 const __poll_t RUST_CONST_HELPER_EPOLLWRNORM = EPOLLWRNORM;
 
 /* Memory maps, pages and file descriptors (mm.rs, page.rs, fd.rs). */
+const unsigned long RUST_CONST_HELPER_VM_READ = VM_READ;
 const unsigned long RUST_CONST_HELPER_VM_WRITE = VM_WRITE;
+const unsigned long RUST_CONST_HELPER_VM_EXEC = VM_EXEC;
+const unsigned long RUST_CONST_HELPER_VM_MAYREAD = VM_MAYREAD;
 const unsigned long RUST_CONST_HELPER_VM_MAYWRITE = VM_MAYWRITE;
+const unsigned long RUST_CONST_HELPER_VM_MAYEXEC = VM_MAYEXEC;
 const unsigned long RUST_CONST_HELPER_VM_DONTCOPY = VM_DONTCOPY;
+const unsigned long RUST_CONST_HELPER_VM_DONTEXPAND = VM_DONTEXPAND;
 const unsigned long RUST_CONST_HELPER_VM_MIXEDMAP = VM_MIXEDMAP;
 const vm_fault_t RUST_CONST_HELPER_VM_FAULT_SIGBUS = VM_FAULT_SIGBUS;
 const int RUST_CONST_HELPER_O_CLOEXEC = O_CLOEXEC;

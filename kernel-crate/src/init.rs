@@ -167,7 +167,10 @@ impl<T> Drop for DropGuard<T> {
 /// )?;
 /// ```
 ///
-/// Every field must be named exactly once. If an initialiser fails (with
+/// Every field must be named exactly once, and be aligned: a struct that
+/// is `#[repr(packed)]` is refused unless its fields need no alignment
+/// (as mainline's `pin_init!` refuses it, by the same reference to each
+/// field). If an initialiser fails (with
 /// an [`Error`]; `?` works inside the expressions too), the fields already
 /// initialised are dropped in place.
 #[macro_export]
@@ -196,6 +199,11 @@ macro_rules! pin_init {
             // Each field is named exactly once (checked, never run).
             #[allow(unreachable_code, clippy::diverging_sub_expression)]
             let _ = || $t { $($field: ::core::unreachable!()),* };
+            // Each field is aligned (checked, never run): a reference to a
+            // field of a `#[repr(packed)]` struct that may be misaligned is
+            // refused (E0793), where `__pinned_init` would write through
+            // a misaligned pointer.
+            let _ = |value: &$t| { $(let _ = &value.$field;)* };
             Ok(())
         };
         // SAFETY: the closure initialises every field (the never-run struct

@@ -21,6 +21,7 @@
 //! Such an area counts itself gone when it is unmapped ([`closed_areas`]),
 //! so that a driver need not look it up to know it is still there.
 
+use core::marker::PhantomData;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -29,16 +30,32 @@ use crate::error::{code::EINVAL, to_result, Result};
 use crate::init::Opaque;
 use crate::page::Page;
 
-/// Flags of [`Vma::flags`] (`vm_flags_t`, `include/linux/mm.h`).
+/// Flags of [`Vma::flags`] (`vm_flags_t`, `include/linux/mm.h`), to read.
+///
+/// A driver changes them only through [`Vma`]'s typed setters, during its
+/// `mmap`: most bits are the memory manager's own (`VM_HUGETLB`,
+/// `VM_PFNMAP`, `VM_SHARED`, ...), and setting one on a driver's area
+/// breaks its assumptions (`VM_HUGETLB` there is a `BUG()` in
+/// `mm/hugetlb.c` on the next fault or unmap).
 pub mod flags {
     use crate::bindings;
 
+    /// The area is mapped readable.
+    pub const READ: usize = bindings::RUST_CONST_HELPER_VM_READ as usize;
     /// The area is mapped writable.
     pub const WRITE: usize = bindings::RUST_CONST_HELPER_VM_WRITE as usize;
+    /// The area is mapped executable.
+    pub const EXEC: usize = bindings::RUST_CONST_HELPER_VM_EXEC as usize;
+    /// `mprotect` may make the area readable later.
+    pub const MAYREAD: usize = bindings::RUST_CONST_HELPER_VM_MAYREAD as usize;
     /// `mprotect` may make the area writable later.
     pub const MAYWRITE: usize = bindings::RUST_CONST_HELPER_VM_MAYWRITE as usize;
+    /// `mprotect` may make the area executable later.
+    pub const MAYEXEC: usize = bindings::RUST_CONST_HELPER_VM_MAYEXEC as usize;
     /// A child of `fork` does not inherit the area.
     pub const DONTCOPY: usize = bindings::RUST_CONST_HELPER_VM_DONTCOPY as usize;
+    /// `mremap` may not grow the area.
+    pub const DONTEXPAND: usize = bindings::RUST_CONST_HELPER_VM_DONTEXPAND as usize;
     /// The area may hold pages inserted by `vm_insert_page`, which need
     /// not be the page cache's.
     pub const MIXEDMAP: usize = bindings::RUST_CONST_HELPER_VM_MIXEDMAP as usize;
@@ -182,14 +199,56 @@ impl Vma {
     }
     // ANCHOR_END: inserted_pages_only
 
-    /// Sets `set` and clears `clear` in the area's flags (in 6.1 an `mmap`
-    /// handler writes `vm_flags` directly, under the `mmap_lock`).
-    pub fn update_flags(&mut self, set: usize, clear: usize) {
-        let new = (self.flags() | set) & !clear;
-        // SAFETY: the area is valid and its `mmap_lock` is held for
-        // writing (see `from_raw`): the flags are ours to change.
-        unsafe { bindings::rust_helper_vma_set_flags(self.as_raw(), new as core::ffi::c_ulong) };
+    // ANCHOR: set_flags
+    /// A child of `fork` does not inherit the area (`VM_DONTCOPY`).
+    pub fn set_dontcopy(&mut self) {
+        // SAFETY: not copying an area on `fork` is always acceptable.
+        unsafe { update_flags(self, flags::DONTCOPY, 0) };
     }
+
+    /// `mremap` may not grow the area (`VM_DONTEXPAND`).
+    pub fn set_dontexpand(&mut self) {
+        // SAFETY: refusing to grow an area is always acceptable.
+        unsafe { update_flags(self, flags::DONTEXPAND, 0) };
+    }
+
+    /// The area may hold pages the driver inserts (`VM_MIXEDMAP`), as
+    /// [`Vma::insert_page`] requires.
+    pub fn set_mixedmap(&mut self) {
+        // SAFETY: `VM_MIXEDMAP` on an area being set up only says that its
+        // pages may be inserted ones; `vm_insert_page` would set it itself.
+        unsafe { update_flags(self, flags::MIXEDMAP, 0) };
+    }
+
+    /// Forbids `mprotect` to make the area readable (clears
+    /// `VM_MAYREAD`); `EINVAL` if it is readable already.
+    pub fn try_clear_mayread(&mut self) -> Result {
+        self.try_clear_may(flags::READ, flags::MAYREAD)
+    }
+
+    /// Forbids `mprotect` to make the area writable (clears
+    /// `VM_MAYWRITE`); `EINVAL` if it is writable already.
+    pub fn try_clear_maywrite(&mut self) -> Result {
+        self.try_clear_may(flags::WRITE, flags::MAYWRITE)
+    }
+
+    /// Forbids `mprotect` to make the area executable (clears
+    /// `VM_MAYEXEC`); `EINVAL` if it is executable already.
+    pub fn try_clear_mayexec(&mut self) -> Result {
+        self.try_clear_may(flags::EXEC, flags::MAYEXEC)
+    }
+
+    /// Clears `may` unless `now`, the access it allows, is already on.
+    fn try_clear_may(&mut self, now: usize, may: usize) -> Result {
+        if self.flags() & now != 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: an area without the access (checked) may lose the
+        // right to gain it: that only makes `mprotect` refuse more.
+        unsafe { update_flags(self, 0, may) };
+        Ok(())
+    }
+    // ANCHOR_END: set_flags
 
     // ANCHOR: marked
     /// The area as one of this module's, if it is: set up by its `mmap`
@@ -236,6 +295,26 @@ impl Vma {
         Ok(())
     }
     // ANCHOR_END: insert_page
+}
+
+/// Sets `set` and clears `clear` in the flags of `vma` (in 6.1 an `mmap`
+/// handler writes `vm_flags` directly, under the `mmap_lock`).
+///
+/// A free function, private to this module, not a method: the typed
+/// setters of [`Vma`] are the only ways to it (mainline's
+/// `VmaNew::update_flags` is a private `unsafe` method).
+///
+/// # Safety
+///
+/// The change leaves the area in a state the memory manager accepts for a
+/// driver's mapping: only the bits of the typed setters, each under its
+/// own condition.
+unsafe fn update_flags(vma: &mut Vma, set: usize, clear: usize) {
+    let new = (vma.flags() | set) & !clear;
+    // SAFETY: the area is valid and its `mmap_lock` is held for writing
+    // (a `&mut Vma` is only made by `Vma::from_raw`): the flags are ours
+    // to change; the caller guarantees that the new ones are acceptable.
+    unsafe { bindings::rust_helper_vma_set_flags(vma.as_raw(), new as core::ffi::c_ulong) };
 }
 
 // ANCHOR: marked_vma
@@ -353,7 +432,10 @@ impl MmUser<'_> {
         // lock is initialised and live.
         unsafe { bindings::rust_helper_mmap_read_lock(self.mm.mm.as_ptr()) };
         // INVARIANT: the lock was just taken.
-        MmapReadGuard { mm: self }
+        MmapReadGuard {
+            mm: self,
+            _not_send: PhantomData,
+        }
     }
 
     /// Takes the `mmap_lock` for reading if that needs no wait
@@ -363,7 +445,10 @@ impl MmUser<'_> {
         // SAFETY: as in `mmap_read_lock`.
         if unsafe { bindings::rust_helper_mmap_read_trylock(self.mm.mm.as_ptr()) } {
             // INVARIANT: the lock was just taken.
-            Some(MmapReadGuard { mm: self })
+            Some(MmapReadGuard {
+                mm: self,
+                _not_send: PhantomData,
+            })
         } else {
             None
         }
@@ -392,11 +477,16 @@ impl Drop for MmUser<'_> {
 /// The `mmap_lock` of an address space, held for reading: the areas
 /// found by [`MmapReadGuard::vma_lookup`] stay while it is held.
 ///
+/// Not `Send`: an `rw_semaphore` is released by the task that took it
+/// (lockdep and the semaphore's owner tracking assume it), as mainline's
+/// guard, which holds a `NotThreadSafe`.
+///
 /// # Invariants
 ///
 /// This guard holds the `mmap_lock` of `mm` for reading.
 pub struct MmapReadGuard<'a> {
     mm: &'a MmUser<'a>,
+    _not_send: PhantomData<*mut ()>,
 }
 // ANCHOR_END: mmap_read_guard
 

@@ -77,6 +77,11 @@ pub trait ModuleParam: Send + Sync + 'static {
 pub trait ArrayElement: ModuleParam + Copy {
     /// The value of the unused slots of an array.
     const EMPTY: Self;
+
+    /// Whether [`ModuleParam::set`] would accept `arg`: `Err` exactly when
+    /// it would fail, with nothing written and no value made (an element
+    /// may be large: a `StrParam<4096>`).
+    fn check(arg: Option<&[u8]>) -> Result;
 }
 
 /// `arg` without one trailing newline, or `EINVAL` if there is no `arg`.
@@ -147,6 +152,12 @@ macro_rules! impl_integer_param {
 
             impl ArrayElement for $ty {
                 const EMPTY: $ty = 0;
+
+                fn check(arg: Option<&[u8]>) -> Result {
+                    // An integer is small: parse into a scratch one.
+                    let mut scratch = Self::EMPTY;
+                    scratch.set(arg)
+                }
             }
         )*
     };
@@ -197,6 +208,11 @@ impl ModuleParam for bool {
 
 impl ArrayElement for bool {
     const EMPTY: bool = false;
+
+    fn check(arg: Option<&[u8]>) -> Result {
+        let mut scratch = Self::EMPTY;
+        scratch.set(arg)
+    }
 }
 
 /// A string parameter of at most `N` bytes of UTF-8, kept in place.
@@ -247,10 +263,8 @@ impl<const N: usize> ModuleParam for StrParam<N> {
     type Value = str;
 
     fn set(&mut self, arg: Option<&[u8]>) -> Result {
+        Self::check(arg)?;
         let arg = required(arg)?;
-        if arg.len() > N || core::str::from_utf8(arg).is_err() {
-            return Err(EINVAL);
-        }
         self.buf[..arg.len()].copy_from_slice(arg);
         // INVARIANT: just checked: `arg` is UTF-8 and fits.
         self.len = arg.len();
@@ -268,13 +282,24 @@ impl<const N: usize> ModuleParam for StrParam<N> {
 
 impl<const N: usize> ArrayElement for StrParam<N> {
     const EMPTY: Self = Self::new("");
+
+    fn check(arg: Option<&[u8]>) -> Result {
+        let arg = required(arg)?;
+        if arg.len() > N || core::str::from_utf8(arg).is_err() {
+            return Err(EINVAL);
+        }
+        Ok(())
+    }
 }
 
 /// An array parameter: up to `N` elements, given comma-separated
 /// (`list=1,2,3`), as C's `module_param_array`.
 ///
 /// More than `N` elements, or an element that does not parse, is refused
-/// with `EINVAL` and leaves the array as it was.
+/// with `EINVAL` and leaves the array as it was. The array (up to 65535
+/// elements, far more than a 16 KiB kernel stack holds) is parsed in
+/// place: every element is checked ([`ArrayElement::check`]) before any is
+/// written, and no copy of the array is ever made on the stack.
 ///
 /// # Invariants
 ///
@@ -312,21 +337,31 @@ impl<T: ArrayElement, const N: usize> ArrayParam<T, N> {
 impl<T: ArrayElement, const N: usize> ModuleParam for ArrayParam<T, N> {
     type Value = [T];
 
+    // ANCHOR: array_set
     fn set(&mut self, arg: Option<&[u8]>) -> Result {
         let arg = required(arg)?;
-        // Parse everything first, so that an error changes nothing.
-        let mut parsed = [T::EMPTY; N];
+        let items = || arg.split(|&b| b == b',');
+        // Check everything first, so that an error changes nothing. No
+        // array is built on the stack: `[T; N]` may be megabytes.
         let mut len = 0;
-        for item in arg.split(|&b| b == b',') {
-            let slot = parsed.get_mut(len).ok_or(EINVAL)?;
-            slot.set(Some(item))?;
+        for item in items() {
+            if len == N {
+                return Err(EINVAL);
+            }
+            T::check(Some(item))?;
             len += 1;
         }
-        self.values = parsed;
-        // INVARIANT: `len` slots of `parsed` were filled, so `len <= N`.
+        // Then parse in place. `set` accepts what `check` did; were an
+        // element type to break that, the array would mix old and new
+        // values, still `len` of them: wrong, but no memory is at risk.
+        for (slot, item) in self.values.iter_mut().zip(items()) {
+            slot.set(Some(item))?;
+        }
+        // INVARIANT: `len <= N`, checked in the first loop.
         self.len = len;
         Ok(())
     }
+    // ANCHOR_END: array_set
 
     fn format(&self, out: &mut dyn Write) -> fmt::Result {
         for (i, value) in self.as_slice().iter().enumerate() {

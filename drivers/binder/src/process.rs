@@ -472,7 +472,9 @@ impl Process {
         if vma.flags() & vm::WRITE != 0 {
             return Err(EPERM);
         }
-        vma.update_flags(vm::DONTCOPY | vm::MIXEDMAP, vm::MAYWRITE);
+        vma.set_dontcopy();
+        vma.set_mixedmap();
+        vma.try_clear_maywrite()?;
         vma.set_inserted_pages_only();
         let mut inner = this.inner.lock();
         if inner.mapped {

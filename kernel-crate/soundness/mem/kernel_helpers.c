@@ -1,0 +1,1 @@
+#include "/work/wt-mem/kernel-crate/helpers/helpers.c"
