@@ -250,7 +250,7 @@ impl<T: Element> Pool<T> {
     /// `GFP_ATOMIC` it does not sleep. (An associated function: the block
     /// keeps `pool` alive.)
     ///
-    /// Always zeroed, unlike mainline's and C's `dma_pool_alloc`: a block
+    /// Always zeroed, unlike C's `dma_pool_alloc`: a block
     /// comes back with what its last user (or the device) left there, and
     /// its elements can be read, and handed to user space, before the
     /// driver writes them. The cost is clearing the block (a PRP list: one

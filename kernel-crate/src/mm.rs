@@ -20,6 +20,14 @@
 //!
 //! Such an area counts itself gone when it is unmapped ([`closed_areas`]),
 //! so that a driver need not look it up to know it is still there.
+//!
+//! Compared with mainline's `rust/kernel/mm/virt.rs`: the flags change only
+//! through typed setters ([`Vma::set_dontcopy`], [`Vma::try_clear_maywrite`],
+//! ...), the word itself written by a private `unsafe` function, as there;
+//! mainline puts the setters on a `VmaNew` that only `mmap` sees, this
+//! crate on the `&mut Vma` that only `mmap` gets (a looked-up area is a
+//! shared `&Vma`). [`MmapReadGuard`] is not `Send`, as mainline's. Where
+//! this crate is stricter: zapping only in marked areas ([`MarkedVma`]).
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;

@@ -23,6 +23,12 @@
 //! Nothing is allocated: strings and arrays have a fixed capacity, inside
 //! the parameter's storage.
 //!
+//! Mainline's `rust/kernel/module_param.rs` has integer parameters only,
+//! read-only; C's `param_array_set` parses in place and leaves a half-set
+//! array on error. [`ArrayParam`] checks every element first, then parses
+//! in place: no error leaves it half set, and no copy of it (up to 65535
+//! elements) is made on the kernel stack.
+//!
 //! Reading needs no lock when the parameter cannot be written after load
 //! (no write bit in its permissions): [`ReadOnlyParam::read`]. A writable
 //! parameter can be read only with the lock held, as a [`KParamGuard`]
