@@ -149,7 +149,7 @@ kernel-clippy:
 
 # Every lab's reference solution must pass and its skeleton must fail.
 verify:
-	$(CHECKER) verify
+	$(CHECKER) verify $(LABS)
 
 # The kernel crate's soundness tests (kernel-crate/soundness/*): compile-
 # fail cases and misuses the API must refuse in the guest. `make verify`

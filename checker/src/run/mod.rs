@@ -997,19 +997,38 @@ pub struct VerifyRow {
 }
 
 impl VerifyRow {
-    /// Solution passes and skeleton (if any) fails.
+    /// The solution passes and no step that scores passes on the skeleton
+    /// (a sample has only the first).
     pub fn ok(&self) -> bool {
-        self.solution.passed() && !self.skeleton.as_ref().is_some_and(RunResult::passed)
+        self.solution.passed() && self.skeleton_points().is_empty()
+    }
+
+    /// The skeleton's steps that score (`points` > 0) and pass: points a
+    /// student gets for the code the course gave. A skeleton that passes
+    /// every step is one too, though its steps all score 0.
+    pub fn skeleton_points(&self) -> Vec<&StepGrade> {
+        let Some(skeleton) = &self.skeleton else {
+            return Vec::new();
+        };
+        let mut scored: Vec<&StepGrade> = (skeleton.steps.iter())
+            .filter(|s| s.points > 0 && s.passed())
+            .collect();
+        if scored.is_empty() && skeleton.passed() {
+            scored.extend(skeleton.steps.first());
+        }
+        scored
     }
 }
 
-/// `checker verify`: every lab's solution must pass, its skeleton must
-/// fail; then every sample (`drivers/*/lab.toml`, built with a plain `make`)
-/// must pass.
+/// `checker verify`: every lab's solution must pass, and no step of its
+/// skeleton that scores may pass; then every sample
+/// (`drivers/*/lab.toml`, built with a plain `make`) must pass. `only`,
+/// when not empty, names the labs and samples to verify.
 pub fn verify(
     root: &Path,
     tc: &Toolchain,
     base: &LabOptions,
+    only: &[String],
     out: &mut dyn Reporter,
 ) -> Result<Vec<VerifyRow>> {
     let mut rows = Vec::new();
@@ -1023,8 +1042,19 @@ pub fn verify(
         });
         run_lab(Some(root), lab, tc, &opts, out)
     };
-    for dir in lab::all_labs(root)? {
+    let chosen = |lab: &Lab| only.is_empty() || only.contains(&lab.name);
+    let (labs, samples) = (lab::all_labs(root)?, lab::all_samples(root)?);
+    let known: Vec<String> = (labs.iter().chain(&samples))
+        .filter_map(|d| Some(d.file_name()?.to_string_lossy().into_owned()))
+        .collect();
+    if let Some(name) = only.iter().find(|n| !known.contains(n)) {
+        anyhow::bail!("verify {name}: no such lab or sample (known: {})", known.join(", "));
+    }
+    for dir in labs {
         let lab = Lab::load(&dir)?;
+        if !chosen(&lab) {
+            continue;
+        }
         let solution = run(&lab, true, out)?;
         let skeleton = run(&lab, false, out)?;
         rows.push(VerifyRow {
@@ -1033,8 +1063,11 @@ pub fn verify(
             skeleton: Some(skeleton),
         });
     }
-    for dir in lab::all_samples(root)? {
+    for dir in samples {
         let lab = Lab::load(&dir)?;
+        if !chosen(&lab) {
+            continue;
+        }
         // No `SOLUTION=1`: the sample is the only code there is.
         rows.push(VerifyRow {
             lab: lab.name.clone(),
@@ -1051,32 +1084,171 @@ fn summary(r: &RunResult) -> String {
     }
     let crash = if r.crash.is_some() { ", crash" } else { "" };
     let word = if r.passed() { "passes" } else { "fails" };
-    format!("{word} ({}/{}{crash})", r.passed_steps(), r.steps.len())
+    format!(
+        "{word} ({}/{}, {}{crash})",
+        r.passed_steps(),
+        r.steps.len(),
+        r.score()
+    )
 }
 
-/// The verify summary table.
+/// The verify summary table: each run's steps and points, then, under a
+/// lab whose skeleton scores, the steps that do.
 pub fn verify_table(rows: &[VerifyRow]) -> String {
     let mut t = format!(
-        "\n{:<12} {:<22} {:<22} verdict\n",
+        "\n{:<12} {:<26} {:<26} verdict\n",
         "lab", "solution", "skeleton"
     );
     for row in rows {
+        let scored = row.skeleton_points();
         t += &format!(
-            "{:<12} {:<22} {:<22} {}\n",
+            "{:<12} {:<26} {:<26} {}\n",
             row.lab,
             summary(&row.solution),
             row.skeleton
                 .as_ref()
                 .map_or_else(|| "(sample: none)".into(), summary),
-            if row.ok() {
-                "ok"
-            } else if !row.solution.passed() {
+            if !row.solution.passed() {
                 "WRONG: the solution must pass"
+            } else if !scored.is_empty() {
+                "WRONG: the skeleton scores"
             } else {
-                "WRONG: the skeleton must fail"
+                "ok"
             }
         );
+        for s in &scored {
+            t += &format!(
+                "{:<12} passes on the skeleton: step {} ({} points): score it 0 or make it use the student's code\n",
+                "",
+                s.label(),
+                s.points
+            );
+        }
+        let free: Vec<String> = (row.skeleton.iter().flat_map(|r| &r.steps))
+            .filter(|s| s.passed() && !scored.iter().any(|g| g.id == s.id))
+            .map(StepGrade::label)
+            .collect();
+        if !free.is_empty() {
+            t += &format!(
+                "{:<12} passes on the skeleton, scoring 0: {}\n",
+                "",
+                free.join(", ")
+            );
+        }
     }
     let ok = rows.iter().filter(|r| r.ok()).count();
     t + &format!("verify: {ok}/{} labs as expected\n", rows.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::{Failure, Status};
+    use crate::plan::StepId;
+
+    fn step(i: usize, name: &str, points: u32, passed: bool) -> StepGrade {
+        StepGrade {
+            id: StepId(i),
+            name: name.into(),
+            time: None,
+            actual: None,
+            expected: None,
+            expected_path: PathBuf::new(),
+            status: if passed {
+                Status::Passed
+            } else {
+                Status::Failed(Failure::Mismatch)
+            },
+            log: None,
+            points,
+            hint: None,
+            unload_refused: false,
+        }
+    }
+
+    fn result(solution: bool, steps: Vec<StepGrade>) -> RunResult {
+        RunResult {
+            lab: "lab-02".into(),
+            solution,
+            build: BuildOutcome {
+                ok: true,
+                time: Duration::ZERO,
+                log: PathBuf::new(),
+            },
+            steps,
+            crash: None,
+            timed_out: false,
+            accel: None,
+            boot_time: None,
+            wall: Duration::ZERO,
+            console_log: None,
+            seed: None,
+        }
+    }
+
+    /// Lab 02 as it was: the skeleton fails overall (its macro emits
+    /// nothing), yet its load, sysfs and unload steps score. The old
+    /// verify said `ok`; each scored step that passes is named now.
+    #[test]
+    fn a_skeleton_that_fails_overall_but_scores_is_wrong() {
+        let names = ["expansion", "modinfo", "load", "sysfs", "unload", "extra"];
+        let steps = |skeleton: bool| {
+            (names.iter().enumerate())
+                .map(|(i, n)| {
+                    let points = u32::from(*n != "extra");
+                    step(i, n, points, !skeleton || i >= 2)
+                })
+                .collect()
+        };
+        let row = VerifyRow {
+            lab: "lab-02".into(),
+            solution: result(true, steps(false)),
+            skeleton: Some(result(false, steps(true))),
+        };
+        assert!(!row.skeleton.as_ref().is_some_and(RunResult::passed));
+        assert!(!row.ok());
+        let scored: Vec<String> = (row.skeleton_points().iter())
+            .map(|s| s.label())
+            .collect();
+        assert_eq!(scored, ["03 (load)", "04 (sysfs)", "05 (unload)"]);
+        let table = verify_table(&[row]);
+        expect_test::expect![[r#"
+
+            lab          solution                   skeleton                   verdict
+            lab-02       passes (6/6, 5/5)          fails (4/6, 3/5)           WRONG: the skeleton scores
+                         passes on the skeleton: step 03 (load) (1 points): score it 0 or make it use the student's code
+                         passes on the skeleton: step 04 (sysfs) (1 points): score it 0 or make it use the student's code
+                         passes on the skeleton: step 05 (unload) (1 points): score it 0 or make it use the student's code
+                         passes on the skeleton, scoring 0: 06 (extra)
+            verify: 0/1 labs as expected
+        "#]]
+        .assert_eq(&table);
+    }
+
+    #[test]
+    fn steps_that_score_only_for_the_student_are_ok() {
+        let row = VerifyRow {
+            lab: "lab-01".into(),
+            solution: result(true, vec![step(0, "load", 2, true), step(1, "state", 0, true)]),
+            skeleton: Some(result(
+                false,
+                vec![step(0, "load", 2, false), step(1, "state", 0, true)],
+            )),
+        };
+        assert!(row.ok());
+        // The solution must still pass every step, scored or not.
+        let mut bad = row.clone();
+        bad.solution.steps[1].status = Status::Failed(Failure::Mismatch);
+        assert!(!bad.ok());
+        // A skeleton that passes everything is wrong even at 0 points.
+        let mut free = row.clone();
+        free.skeleton = Some(result(false, vec![step(0, "load", 0, true)]));
+        assert!(!free.ok());
+        // A sample has no skeleton.
+        let sample = VerifyRow {
+            skeleton: None,
+            ..row
+        };
+        assert!(sample.ok());
+    }
 }
