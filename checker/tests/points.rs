@@ -50,7 +50,10 @@ fn a_fixed_transcript_scores_less_than_half() {
             ));
         }
         if exempt && differential > 0 {
-            wrong.push(format!("{}: has differential steps: drop it from FIXED", lab.name));
+            wrong.push(format!(
+                "{}: has differential steps: drop it from FIXED",
+                lab.name
+            ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));

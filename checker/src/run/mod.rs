@@ -1048,7 +1048,10 @@ pub fn verify(
         .filter_map(|d| Some(d.file_name()?.to_string_lossy().into_owned()))
         .collect();
     if let Some(name) = only.iter().find(|n| !known.contains(n)) {
-        anyhow::bail!("verify {name}: no such lab or sample (known: {})", known.join(", "));
+        anyhow::bail!(
+            "verify {name}: no such lab or sample (known: {})",
+            known.join(", ")
+        );
     }
     for dir in labs {
         let lab = Lab::load(&dir)?;
@@ -1207,9 +1210,7 @@ mod tests {
         };
         assert!(!row.skeleton.as_ref().is_some_and(RunResult::passed));
         assert!(!row.ok());
-        let scored: Vec<String> = (row.skeleton_points().iter())
-            .map(|s| s.label())
-            .collect();
+        let scored: Vec<String> = (row.skeleton_points().iter()).map(|s| s.label()).collect();
         assert_eq!(scored, ["03 (load)", "04 (sysfs)", "05 (unload)"]);
         let table = verify_table(&[row]);
         expect_test::expect![[r#"
@@ -1229,7 +1230,10 @@ mod tests {
     fn steps_that_score_only_for_the_student_are_ok() {
         let row = VerifyRow {
             lab: "lab-01".into(),
-            solution: result(true, vec![step(0, "load", 2, true), step(1, "state", 0, true)]),
+            solution: result(
+                true,
+                vec![step(0, "load", 2, true), step(1, "state", 0, true)],
+            ),
             skeleton: Some(result(
                 false,
                 vec![step(0, "load", 2, false), step(1, "state", 0, true)],
