@@ -34,7 +34,7 @@ fn extra_steps_load_onto_their_labs() {
     }
     expect_test::expect![[r#"
         lab-01 step 7: reload (compared with lab-01/expected/01-reload.txt)
-        lab-03 step 15: hidden-count (compared with the reference solution)
+        lab-03 step 16: hidden-count (compared with the reference solution)
         lab-04 step 8: three (compared with lab-04/expected/01-three.txt)"#]]
     .assert_eq(&shown.join("\n"));
 }

@@ -123,13 +123,13 @@ fn labs_from_03_have_a_differential_step() {
         })
         .collect();
     expect_test::expect![[r#"
-        lab-01: none
+        lab-01: random-names, one-name
         lab-02: none
-        lab-03: random-params
+        lab-03: random-params, random-bad-name
         lab-04: random-pushes
         lab-05: random-threads
         lab-06: random-threads
-        lab-07: random-offsets
+        lab-07: random-offsets, random-append
         lab-08: random-counts
         lab-09: random-counts
         lab-10: random-buffers
