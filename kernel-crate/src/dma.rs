@@ -346,10 +346,26 @@ impl Direction {
 }
 
 // ANCHOR: sg_mapping
-/// A scatterlist mapped for a device (`dma_map_sg`): the device may use
-/// its entries' bus addresses until [`unmap`](Self::unmap) gives the table
-/// back. The mapping owns the table, so nothing can refill or reuse it
-/// while the device may still touch its pages.
+/// A request's scatterlist mapped for a device (`dma_map_sg`): the device
+/// may use its entries' bus addresses while the request has the mapping.
+///
+/// Only [`Request::map_dma`](crate::block::mq::Request::map_dma) makes one,
+/// and the request keeps it: its pages are the request's, and every way of
+/// giving the request back to blk-mq (which may then free them) unmaps them
+/// first. The driver sees the mapping through the request
+/// ([`Request::dma_mapping`](crate::block::mq::Request::dma_mapping)) and
+/// takes the table back with
+/// [`Request::unmap_dma`](crate::block::mq::Request::unmap_dma). The
+/// mapping owns the table, so nothing can refill or reuse it while the
+/// device may still touch its pages.
+///
+/// Mainline Rust for Linux has no block-layer DMA mapping yet (its
+/// `scatterlist` module maps an `SGTable` that owns its pages); this crate
+/// ties the mapping to the request instead, because the pages are the
+/// request's and a mapping that outlived its request (made from a table
+/// filled by an earlier request, or dropped after `end`) would have the
+/// device, or a bounce buffer's copy-back at unmap, write pages the block
+/// layer has freed.
 ///
 /// # Invariants
 ///
@@ -363,7 +379,8 @@ pub struct SgMapping {
 }
 // ANCHOR_END: sg_mapping
 
-/// A failed [`SgMapping::new`]: the error, and the table back.
+/// A failed [`Request::map_dma`](crate::block::mq::Request::map_dma): the
+/// error, and the table back.
 pub struct MapSgError {
     /// Why it failed.
     pub error: crate::error::Error,
@@ -372,9 +389,14 @@ pub struct MapSgError {
 }
 
 impl SgMapping {
-    /// Maps the filled entries of `table` for `dev` (after
-    /// [`Request::map_sg`](crate::block::mq::Request::map_sg)).
-    pub fn new(dev: &Device, mut table: SgTable, dir: Direction) -> Result<Self, MapSgError> {
+    /// Maps the filled entries of `table` for `dev`. For `Request::map_dma`
+    /// only, just after it filled the table with the request's segments:
+    /// the request keeps the mapping and drops it before its pages go.
+    pub(crate) fn map(
+        dev: &Device,
+        mut table: SgTable,
+        dir: Direction,
+    ) -> Result<Self, MapSgError> {
         let Ok(nents) = core::ffi::c_int::try_from(table.len()) else {
             return Err(MapSgError {
                 error: EINVAL,
@@ -426,8 +448,8 @@ impl SgMapping {
     }
 
     /// Unmaps the entries (the device must be done with them) and gives
-    /// the table back.
-    pub fn unmap(self) -> SgTable {
+    /// the table back ([`Request::unmap_dma`](crate::block::mq::Request::unmap_dma)).
+    pub(crate) fn unmap(self) -> SgTable {
         let mut this = core::mem::ManuallyDrop::new(self);
         this.unmap_in_place();
         // SAFETY: `this` is never used or dropped again; each field is

@@ -35,6 +35,13 @@ pub enum Return {
 /// An interrupt handler. It runs in hard interrupt context: it must not
 /// sleep, and takes only spinlocks that are taken with interrupts disabled
 /// elsewhere.
+///
+/// The type does not mark the context (no token is passed): as for
+/// blk-mq's callbacks ([`crate::block::mq`]'s "Context"), the rule is
+/// the kernel's, a documented contract that every sleeping function of
+/// this crate states ("may sleep") and checks with `might_sleep()`, which
+/// the debug kernel reports from here with a backtrace. Mainline's
+/// `irq::Handler` does the same.
 pub trait Handler: Send + Sync {
     /// Handles one interrupt.
     fn handle_irq(&self) -> Return;

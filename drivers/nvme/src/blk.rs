@@ -4,8 +4,8 @@
 //! doorbell; the queue's interrupt finds the request by its tag (the
 //! command identifier) and completes it; `complete` unmaps and ends it.
 
-use kernel::block::mq::{self, Busy, Op, Request, TagSet, TimedOut, TimeoutAction};
-use kernel::dma::{self, DmaAddress, PoolBlock, SgMapping};
+use kernel::block::mq::{self, Busy, Op, Queued, Request, TagSet, TimedOut, TimeoutAction};
+use kernel::dma::{self, DmaAddress, PoolBlock};
 use kernel::irq;
 use kernel::prelude::*;
 use kernel::scatterlist::SgTable;
@@ -50,11 +50,11 @@ pub(crate) struct NsData {
 }
 
 // ANCHOR: request_data
-/// Per request: its scatterlist (mapped while the device has it), its PRP
-/// list pages and the status the controller gave it.
+/// Per request: its scatterlist (`None` while the request holds it,
+/// mapped, see `Request::map_dma`), its PRP list pages and the status the
+/// controller gave it.
 pub(crate) struct IoRequest {
     table: Option<SgTable>,
-    mapping: Option<SgMapping>,
     lists: KVec<PoolBlock<u64>>,
     status: u16,
     /// The timeout path has sent an Abort for it already.
@@ -62,14 +62,13 @@ pub(crate) struct IoRequest {
 }
 // ANCHOR_END: request_data
 
-impl IoRequest {
-    /// Gives the DMA resources back: the mapping's table, the list pages.
-    pub(crate) fn release(&mut self) {
-        if let Some(mapping) = self.mapping.take() {
-            self.table = Some(mapping.unmap());
-        }
-        self.lists.clear();
+/// Gives a request's DMA resources back: unmaps its pages (keeping the
+/// table for its next use) and frees its list pages.
+pub(crate) fn release(rq: &mut Request<NvmeOps>) {
+    if let Some(table) = rq.unmap_dma() {
+        rq.data_mut().table = Some(table);
     }
+    rq.data_mut().lists.clear();
 }
 
 /// The blk-mq operations.
@@ -86,7 +85,6 @@ impl mq::Operations for NvmeOps {
     fn init_request(shared: &Arc<IoShared>, _hctx: u32, _node: i32) -> Result<IoRequest> {
         Ok(IoRequest {
             table: Some(SgTable::new(shared.max_segments, GFP_KERNEL)?),
-            mapping: None,
             lists: KVec::with_capacity(shared.max_lists.max(1), GFP_KERNEL)?,
             status: 0,
             aborted: false,
@@ -97,16 +95,16 @@ impl mq::Operations for NvmeOps {
         Ok(shared.queues.get(hctx as usize).ok_or(EINVAL)?.clone())
     }
 
-    fn queue_rq(
+    fn queue_rq<'q>(
         queue: &Arc<Queue>,
         ns: &NsData,
-        mut rq: Request<Self>,
+        mut rq: Queued<'q, Self>,
         is_last: bool,
-    ) -> Result<(), Busy<Self>> {
+    ) -> Result<(), Busy<'q, Self>> {
         match ns.shared.state.load(Ordering::Acquire) {
             RESETTING => return Err(rq.busy()),
             DEAD => {
-                rq.end(Err(EIO));
+                rq.accept().end(Err(EIO));
                 return Ok(());
             }
             _ => {}
@@ -121,15 +119,16 @@ impl mq::Operations for NvmeOps {
             Ok(cmd) => cmd,
             // Out of DMA resources for now: blk-mq tries again later.
             Err(e) if e == ENOMEM => {
-                rq.data_mut().release();
+                release(&mut rq);
                 return Err(rq.busy());
             }
             Err(e) => {
-                rq.data_mut().release();
-                rq.end(Err(e));
+                release(&mut rq);
+                rq.accept().end(Err(e));
                 return Ok(());
             }
         };
+        let mut rq = rq.accept();
         rq.data_mut().status = 0;
         rq.data_mut().aborted = false;
         // The tag set's depth is below the queue's, so each tag has a free
@@ -167,9 +166,8 @@ impl mq::Operations for NvmeOps {
     }
 
     fn complete(_ns: &NsData, mut rq: Request<Self>) {
-        let data = rq.data_mut();
-        data.release();
-        let status = data.status;
+        release(&mut rq);
+        let status = rq.data().status;
         rq.end(if status == 0 { Ok(()) } else { Err(EIO) });
     }
 
@@ -243,21 +241,19 @@ fn read_write(
     if blocks == 0 || blocks > 1 << 16 {
         return Err(EIO);
     }
-    let mut table = rq.data_mut().table.take().ok_or(EIO)?;
-    if let Err(e) = rq.map_sg(&mut table) {
-        rq.data_mut().table = Some(table);
-        return Err(e);
+    let table = rq.data_mut().table.take().ok_or(EIO)?;
+    // The request keeps the mapping: `release` (or whatever gives the
+    // request back) unmaps it.
+    if let Err(failed) = rq.map_dma(ns.shared.admin.pdev.as_dev(), table, dir) {
+        rq.data_mut().table = Some(failed.table);
+        return Err(failed.error);
     }
-    let mapping = match SgMapping::new(ns.shared.admin.pdev.as_dev(), table, dir) {
-        Ok(mapping) => mapping,
-        Err(failed) => {
-            rq.data_mut().table = Some(failed.table);
-            return Err(failed.error);
-        }
+    let mut lists = core::mem::take(&mut rq.data_mut().lists);
+    let prps = match rq.dma_mapping() {
+        Some(mapping) => prp::build(mapping.iter(), &ns.shared.pool, &mut lists),
+        None => Err(EIO),
     };
-    let data = rq.data_mut();
-    let prps = prp::build(mapping.iter(), &ns.shared.pool, &mut data.lists);
-    data.mapping = Some(mapping);
+    rq.data_mut().lists = lists;
     let (prp1, prp2): (DmaAddress, DmaAddress) = prps?;
     Ok(Command::new(opcode)
         .nsid(ns.nsid)

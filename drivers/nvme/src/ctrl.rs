@@ -709,9 +709,8 @@ pub(crate) fn reset(shared: &IoShared, tag_set: &TagSet<NvmeOps>) {
     // Disabled (or gone): the controller touches none of the requests'
     // pages any more, so they may be unmapped.
     tag_set.claim_in_flight(|mut rq| {
-        let data = rq.data_mut();
-        data.release();
-        if data.aborted {
+        blk::release(&mut rq);
+        if rq.data().aborted {
             rq.end(Err(EIO));
         } else {
             rq.requeue();
@@ -732,7 +731,7 @@ pub(crate) fn reset(shared: &IoShared, tag_set: &TagSet<NvmeOps>) {
             shared.state.store(blk::DEAD, Ordering::Release);
             let _ = disable(&admin.bar, admin.cap);
             tag_set.claim_in_flight(|mut rq| {
-                rq.data_mut().release();
+                blk::release(&mut rq);
                 rq.end(Err(EIO));
             });
         }

@@ -25,7 +25,7 @@
 #![no_std]
 
 use kernel::block::mq::{
-    Busy, GenDisk, GenDiskBuilder, Op, Operations, QueueMap, Request, TagSet, TagSetOptions,
+    Busy, GenDisk, GenDiskBuilder, Op, Operations, QueueMap, Queued, Request, TagSet, TagSetOptions,
     TimedOut, TimeoutAction,
 };
 use kernel::block::SECTOR_SHIFT;
@@ -250,12 +250,14 @@ impl Operations for RamDisk {
         Ok(set.clone())
     }
 
-    fn queue_rq(
+    fn queue_rq<'q>(
         shared: &Arc<Shared>,
         storage: &Storage,
-        mut rq: Request<Self>,
+        rq: Queued<'q, Self>,
         _is_last: bool,
-    ) -> Result<(), Busy<Self>> {
+    ) -> Result<(), Busy<'q, Self>> {
+        // Never busy: the disk serves every request at once.
+        let mut rq = rq.accept();
         if Self::is_lost(shared, &rq) {
             // Only the timeout will find it.
             rq.into_in_flight();

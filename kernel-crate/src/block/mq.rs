@@ -30,10 +30,49 @@
 //!   hardware cannot end a request twice.
 //! - [`Request::requeue`]: blk-mq sends it again later.
 //! - From [`Operations::queue_rq`] only: `Err(`[`Busy`]`)`, the device
-//!   cannot take it now; blk-mq retries later.
+//!   cannot take it now; blk-mq retries later. `queue_rq` gets a
+//!   [`Queued`] (a `Request` that can also be answered busy) whose
+//!   lifetime brands that one call: only the request it was given can be
+//!   returned as busy, because blk-mq requeues the request it passed
+//!   whatever comes back. (Mainline's `queue_rq` takes an
+//!   `ARef<Request>` and returns only an error, so it has no busy answer to
+//!   get wrong; this crate keeps "busy", which the NVMe driver needs when
+//!   its PRP pool is empty or a reset is under way, and makes it safe by
+//!   the brand.)
 //!
 //! Dropping a `Request` ends it with an I/O error, so a forgotten request
 //! fails instead of hanging its caller.
+//!
+//! A request's pages mapped for DMA ([`Request::map_dma`]) stay mapped
+//! while the driver or the device has the request, and are unmapped before
+//! any of the ways above gives it back to blk-mq, which may then free them.
+//!
+//! # Context
+//!
+//! The callbacks run in different contexts, and the types do not carry
+//! them: [`Operations::queue_rq`] runs under `rcu_read_lock` (tag sets here
+//! are never `BLK_MQ_F_BLOCKING`), [`Operations::complete`] in the block
+//! softirq, an inter-processor interrupt or the interrupt handler that
+//! completed the request, a [`crate::irq::Handler`] in hard interrupt
+//! context; none of them may sleep. [`Operations::timeout`],
+//! `init_request`, `init_hctx` and `map_queues` run in process context.
+//!
+//! This crate's rule is the kernel's: a function that may sleep says so in
+//! its documentation ("may sleep") and calls `might_sleep()` on entry, so
+//! the debug kernel (`CONFIG_DEBUG_ATOMIC_SLEEP`) reports a sleeping call
+//! from one of these callbacks with its backtrace, on the first try, even
+//! when it would not have slept. A context token (`&Atomic` passed to the
+//! callbacks, required by nothing, or a `&Process` token required by every
+//! sleeping function) was weighed and rejected: sleeping functions are
+//! reached through shared state (a `Mutex` in `QueueData`, an allocation
+//! inside a library type), so a token would have to be threaded through
+//! every API that might allocate or lock, and a token for atomic context
+//! cannot forbid anything by itself. Mainline makes the same choice
+//! (`might_sleep()` in `Mutex::lock`, `# Context` notes, `GFP_ATOMIC` by
+//! hand). Sleeping in atomic context is a bug the debug kernel reports, not
+//! memory corruption by itself; what would corrupt memory (an RCU grace
+//! period ending under `queue_rq`) needs the sleep to happen, which
+//! `might_sleep()` reports before.
 //!
 //! `drivers/ramdisk` is a complete driver on this module.
 
@@ -44,5 +83,5 @@ mod tag_set;
 
 pub use gen_disk::{GenDisk, GenDiskBuilder, QueueGuard};
 pub use operations::{Operations, QueueMap, TimeoutAction};
-pub use request::{Busy, Op, Request, Segment, Segments, TimedOut};
+pub use request::{Busy, Op, Queued, Request, Segment, Segments, TimedOut};
 pub use tag_set::{QuiescedTagSet, TagSet, TagSetOptions};

@@ -5,7 +5,7 @@
 use core::ffi::{c_int, c_uint, c_void};
 use core::marker::PhantomData;
 
-use super::request::{Busy, Pdu, Request, TimedOut};
+use super::request::{Busy, Pdu, Queued, Request, TimedOut};
 use super::tag_set::TagSet;
 use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
@@ -71,13 +71,19 @@ pub trait Operations: Sized + 'static {
     ///
     /// `Ok` means the driver took the request (see the module's
     /// documentation for the ways to give it back); `Err(rq.busy())` that
-    /// the device cannot take it now, and blk-mq retries later.
-    fn queue_rq(
+    /// the device cannot take it now, and blk-mq retries later. `'q` ties
+    /// the [`Busy`] to this call's request ([`Queued`]): no other request
+    /// can be answered busy.
+    ///
+    /// Atomic context: blk-mq calls this under `rcu_read_lock` (the tag
+    /// set is not `BLK_MQ_F_BLOCKING`), so it must not sleep (see the
+    /// module's documentation).
+    fn queue_rq<'q>(
         hw: &Self::HwData,
         queue: &Self::QueueData,
-        rq: Request<Self>,
+        rq: Queued<'q, Self>,
         is_last: bool,
-    ) -> Result<(), Busy<Self>>;
+    ) -> Result<(), Busy<'q, Self>>;
 
     /// Requests queued with `is_last` false will get no last one: tell the
     /// device now (`commit_rqs`).
@@ -85,11 +91,17 @@ pub trait Operations: Sized + 'static {
 
     /// A request given back with [`Request::complete`] (`complete`),
     /// usually on the CPU that issued it: end it.
+    ///
+    /// Atomic context: blk-mq calls this from the block softirq or an
+    /// inter-processor interrupt, or from the caller of
+    /// [`Request::complete`] (an interrupt handler): it must not sleep.
     fn complete(queue: &Self::QueueData, rq: Request<Self>);
 
     /// A request that the device has held for longer than the tag set's
     /// timeout (`timeout`). Without this callback, blk-mq waits another
     /// timeout, as for [`TimeoutAction::ResetTimer`].
+    ///
+    /// Process context (blk-mq's timeout work): this may sleep.
     fn timeout(_queue: &Self::QueueData, _rq: &TimedOut<'_, Self>) -> TimeoutAction {
         TimeoutAction::ResetTimer
     }
@@ -217,6 +229,9 @@ impl<T: Operations> OperationsVTable<T> {
         // SAFETY: `rq` belongs to a tag set for `T` and nothing else holds
         // a `Request` for it: blk-mq just handed it over.
         let request = unsafe { Request::<T>::take(rq, true) };
+        // SAFETY: this call's request; `T::queue_rq` is generic over the
+        // brand, which no other `Queued` shares.
+        let request = unsafe { Queued::new(request) };
         // SAFETY: the callback runs on a hardware queue of a disk of `T`,
         // between `init_hctx` and `exit_hctx`.
         let (hw, queue) = unsafe { (Self::hw_data(hctx), Self::queue_data(hctx)) };
@@ -224,6 +239,8 @@ impl<T: Operations> OperationsVTable<T> {
             Ok(()) => bindings::RUST_CONST_HELPER_BLK_STS_OK,
             Err(busy) => {
                 // blk-mq takes the request back, not ended, and requeues it.
+                // It is `rq`: a `Busy<'q>` is made only from this call's
+                // `Queued<'q>`.
                 let _ = busy.into_request().into_idle();
                 bindings::RUST_CONST_HELPER_BLK_STS_RESOURCE
             }

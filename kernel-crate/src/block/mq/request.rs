@@ -4,12 +4,15 @@
 
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
+use core::ops::{Deref, DerefMut};
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicU16, Ordering};
 
 use super::{Operations, TagSet};
 use crate::bindings;
-use crate::error::{code::EINVAL, Result};
+use crate::device::Device;
+use crate::dma::{Direction, MapSgError, SgMapping};
+use crate::error::{code::EBUSY, code::EINVAL, Result};
 use crate::page::{Page, PAGE_SIZE};
 use crate::scatterlist::SgTable;
 
@@ -29,17 +32,26 @@ const HOLDER: u16 = 0xff;
 
 /// What blk-mq allocates behind each request for the driver (the `cmd_size`
 /// bytes that `blk_mq_rq_to_pdu` returns): who holds the request and its
-/// generation, and the driver's data.
+/// generation, the DMA mapping of its pages, and the driver's data.
+///
+/// # Invariants
+///
+/// `dma` is `None` while the request is `IDLE`: every way of giving a
+/// request back to blk-mq unmaps it first ([`Request::release`], `Drop`).
+/// Only the holder of the request (its `Request`) reaches `dma` and `data`.
 #[repr(C)]
 pub(crate) struct Pdu<T: Operations> {
     state: AtomicU16,
+    dma: Option<SgMapping>,
     data: T::RequestData,
 }
 
 impl<T: Operations> Pdu<T> {
     pub(crate) fn new(data: T::RequestData) -> Self {
+        // INVARIANT: idle and unmapped.
         Pdu {
             state: AtomicU16::new(IDLE),
+            dma: None,
             data,
         }
     }
@@ -184,8 +196,12 @@ impl<T: Operations> Request<T> {
     }
 
     /// Gives the request up with its holder set to `to` (`Release`: what
-    /// this handle wrote is visible to the next one).
-    fn release(self, to: u16) -> *mut bindings::request {
+    /// this handle wrote is visible to the next one). Going back to blk-mq
+    /// (`IDLE`: ended, requeued, busy) unmaps the request's pages first.
+    fn release(mut self, to: u16) -> *mut bindings::request {
+        if to == IDLE {
+            self.drop_dma();
+        }
         let this = ManuallyDrop::new(self);
         // SAFETY: the request is live with a `Pdu<T>` (type invariant).
         unsafe { set_holder::<T>(this.as_raw(), to) };
@@ -241,6 +257,67 @@ impl<T: Operations> Request<T> {
         // `queuedata` is the `KBox<T::QueueData>` of its `GenDisk`, which
         // waits for its requests (`del_gendisk`) before dropping it.
         unsafe { &*bindings::rust_helper_rq_queuedata(self.as_raw()).cast::<T::QueueData>() }
+    }
+
+    fn dma_slot(&mut self) -> &mut Option<SgMapping> {
+        // SAFETY: the PDU is initialised and only this handle reaches it
+        // (type invariant); `&mut self` makes this the only access.
+        unsafe { &mut *ptr::addr_of_mut!((*self.pdu()).dma) }
+    }
+
+    /// Unmaps the request's pages if they are mapped, dropping the table.
+    fn drop_dma(&mut self) {
+        // INVARIANT: the caller is about to give the request back to
+        // blk-mq (`IDLE`): its pages are no longer mapped.
+        drop(self.dma_slot().take());
+    }
+
+    // ANCHOR: map_dma
+    /// Maps the request's data for DMA by `dev`: fills `table` with its
+    /// segments ([`map_sg`](Self::map_sg)) and maps them (`dma_map_sg`).
+    /// The mapping belongs to the request: it stays while the device has
+    /// the request ([`into_in_flight`](Self::into_in_flight),
+    /// [`complete`](Self::complete)), [`unmap_dma`](Self::unmap_dma) gives
+    /// the table back, and every way of giving the request back to blk-mq
+    /// ([`end`](Self::end), [`requeue`](Self::requeue), busy, drop) unmaps
+    /// it first if the driver did not (dropping the table), so the pages
+    /// are never mapped once the request may free them.
+    ///
+    /// `EBUSY` if the request is mapped already; the table comes back with
+    /// the error.
+    pub fn map_dma(
+        &mut self,
+        dev: &Device,
+        mut table: SgTable,
+        dir: Direction,
+    ) -> Result<&SgMapping, MapSgError> {
+        if self.dma_slot().is_some() {
+            return Err(MapSgError {
+                error: EBUSY,
+                table,
+            });
+        }
+        if let Err(error) = self.map_sg(&mut table) {
+            return Err(MapSgError { error, table });
+        }
+        // The table holds this request's segments, which stay while the
+        // request is held or in flight; the mapping is dropped before the
+        // request goes back to blk-mq (`drop_dma`).
+        let mapping = SgMapping::map(dev, table, dir)?;
+        Ok(self.dma_slot().insert(mapping))
+    }
+    // ANCHOR_END: map_dma
+
+    /// The request's DMA mapping, if [`map_dma`](Self::map_dma) made one.
+    pub fn dma_mapping(&self) -> Option<&SgMapping> {
+        // SAFETY: as in `dma_slot`, shared.
+        unsafe { (*ptr::addr_of!((*self.pdu()).dma)).as_ref() }
+    }
+
+    /// Unmaps the request's pages (the device must be done with them) and
+    /// gives the table back; `None` if they were not mapped.
+    pub fn unmap_dma(&mut self) -> Option<SgTable> {
+        self.dma_slot().take().map(SgMapping::unmap)
     }
 
     /// The driver's data of this request.
@@ -352,12 +429,6 @@ impl<T: Operations> Request<T> {
         // give back, once.
         unsafe { bindings::blk_mq_requeue_request(rq, true) };
     }
-
-    /// For [`Operations::queue_rq`]: the device cannot take the request
-    /// now (`BLK_STS_RESOURCE`); blk-mq queues it again later.
-    pub fn busy(self) -> Busy<T> {
-        Busy(self)
-    }
     // ANCHOR_END: give_back
 
     /// Gives the request back to blk-mq without ending it, for `queue_rq`'s
@@ -384,6 +455,7 @@ unsafe fn set_holder<T: Operations>(rq: *mut bindings::request, to: u16) {
 
 impl<T: Operations> Drop for Request<T> {
     fn drop(&mut self) {
+        self.drop_dma();
         // SAFETY: the request is live with a `Pdu<T>` (type invariant),
         // held by this handle.
         unsafe { set_holder::<T>(self.as_raw(), IDLE) };
@@ -421,14 +493,81 @@ unsafe fn map_sg_raw(rq: *mut bindings::request, sg: &mut SgTable) -> Result<usi
     Ok(mapped)
 }
 
-/// What [`Operations::queue_rq`] returns when the device cannot take a
-/// request now: [`Request::busy`] makes it. blk-mq queues the request
-/// again later (`BLK_STS_RESOURCE`).
-pub struct Busy<T: Operations>(Request<T>);
+// ANCHOR: queued
+/// The request that [`Operations::queue_rq`] is called with: a [`Request`]
+/// (it dereferences to one) that can also be answered [`busy`](Self::busy).
+///
+/// `'q` brands this one call: the trait's `queue_rq` is generic over it,
+/// so the driver cannot name it, keep a `Queued` past the call or make one,
+/// and the only [`Busy<'q, T>`] it can return is made from the request it
+/// was given. (blk-mq requeues the request it passed on
+/// `BLK_STS_RESOURCE`; if another one came back, the given one would be
+/// lost and the other requeued while it is still in use.) The brand is
+/// invariant: `Busy<'q>` converts to no other `Busy<'r>`.
+pub struct Queued<'q, T: Operations> {
+    rq: Request<T>,
+    _brand: PhantomData<fn(&'q ()) -> &'q ()>,
+}
+// ANCHOR_END: queued
 
-impl<T: Operations> Busy<T> {
+impl<T: Operations> Queued<'_, T> {
+    /// # Safety
+    ///
+    /// Only `queue_rq`'s adapter makes one, with the request blk-mq passed
+    /// to this call, and the brand is the adapter's own generic lifetime.
+    pub(crate) unsafe fn new(rq: Request<T>) -> Self {
+        Queued {
+            rq,
+            _brand: PhantomData,
+        }
+    }
+}
+
+impl<'q, T: Operations> Queued<'q, T> {
+    /// The driver takes the request (to end it, complete it, hand it to
+    /// the device or keep it): from here on it cannot be answered busy.
+    pub fn accept(self) -> Request<T> {
+        self.rq
+    }
+
+    /// The device cannot take the request now (`BLK_STS_RESOURCE`): return
+    /// this from `queue_rq`, and blk-mq queues the request again later.
+    /// Its DMA mapping, if any, is undone.
+    pub fn busy(self) -> Busy<'q, T> {
+        Busy {
+            rq: self.rq,
+            _brand: PhantomData,
+        }
+    }
+}
+
+impl<T: Operations> Deref for Queued<'_, T> {
+    type Target = Request<T>;
+
+    fn deref(&self) -> &Request<T> {
+        &self.rq
+    }
+}
+
+impl<T: Operations> DerefMut for Queued<'_, T> {
+    fn deref_mut(&mut self) -> &mut Request<T> {
+        &mut self.rq
+    }
+}
+
+/// What [`Operations::queue_rq`] returns when the device cannot take the
+/// request now: only [`Queued::busy`] makes one, from the request of the
+/// same call (`'q`). blk-mq queues the request again later
+/// (`BLK_STS_RESOURCE`). Dropped instead of returned, it ends the request
+/// with an I/O error, as a dropped [`Request`] does.
+pub struct Busy<'q, T: Operations> {
+    rq: Request<T>,
+    _brand: PhantomData<fn(&'q ()) -> &'q ()>,
+}
+
+impl<T: Operations> Busy<'_, T> {
     pub(crate) fn into_request(self) -> Request<T> {
-        self.0
+        self.rq
     }
 }
 

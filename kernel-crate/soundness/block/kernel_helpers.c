@@ -1,0 +1,1 @@
+#include "/work/wt-block/kernel-crate/helpers/helpers.c"
