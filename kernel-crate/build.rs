@@ -125,7 +125,6 @@ fn main() {
         .allowlist_function("misc_deregister")
         .allowlist_function("alloc_chrdev_region")
         .allowlist_function("unregister_chrdev_region")
-        .allowlist_function("cdev_init")
         .allowlist_function("cdev_add")
         .allowlist_function("cdev_del")
         .allowlist_function("noop_llseek")

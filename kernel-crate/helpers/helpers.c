@@ -10,6 +10,8 @@
 #include <linux/cdev.h>
 #include <linux/completion.h>
 #include <linux/fs.h>
+#include <linux/kobject.h>
+#include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
@@ -146,9 +148,44 @@ dev_t rust_helper_file_rdev(struct file *file)
 	return file_inode(file)->i_rdev;
 }
 
-void rust_helper_cdev_set_owner(struct cdev *cdev, struct module *owner)
+/*
+ * A cdev that owns its memory through its kobject (cdev_alloc: the last
+ * kobject_put frees it, in the core's release, never in module code), set
+ * up as cdev_init does, with the owner that cdev_get pins for each open.
+ */
+struct cdev *rust_helper_cdev_alloc(const struct file_operations *fops,
+				    struct module *owner)
 {
-	cdev->owner = owner;
+	struct cdev *cdev = cdev_alloc();
+
+	if (cdev) {
+		cdev->ops = fops;
+		cdev->owner = owner;
+	}
+	return cdev;
+}
+
+/* Drops the reference of cdev_alloc on a cdev that was never added. */
+void rust_helper_cdev_put(struct cdev *cdev)
+{
+	kobject_put(&cdev->kobj);
+}
+
+/*
+ * Serialises the opens of this module's char device regions with their
+ * unregistration (chrdev.rs): this file is compiled into each module, so
+ * each has its own, as the misc devices share misc_mtx.
+ */
+static DEFINE_MUTEX(rust_chrdev_open_mutex);
+
+void rust_helper_chrdev_open_lock(void)
+{
+	mutex_lock(&rust_chrdev_open_mutex);
+}
+
+void rust_helper_chrdev_open_unlock(void)
+{
+	mutex_unlock(&rust_chrdev_open_mutex);
 }
 
 void rust_helper_init_completion(struct completion *x)

@@ -49,7 +49,11 @@ dev_t rust_helper_file_rdev(struct file *file);
 /* Char device regions (kernel-crate/src/chrdev.rs). */
 #include <linux/cdev.h>
 
-void rust_helper_cdev_set_owner(struct cdev *cdev, struct module *owner);
+struct cdev *rust_helper_cdev_alloc(const struct file_operations *fops,
+				    struct module *owner);
+void rust_helper_cdev_put(struct cdev *cdev);
+void rust_helper_chrdev_open_lock(void);
+void rust_helper_chrdev_open_unlock(void);
 
 /* Completions (lab 09 writes their abstraction). */
 #include <linux/completion.h>

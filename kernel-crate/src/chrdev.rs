@@ -8,16 +8,52 @@
 //! Unlike a misc device, a region gets no `/dev` node by itself: read the
 //! major from `/proc/devices` and `mknod /dev/name c MAJOR MINOR`.
 //! [`File::minor`](crate::file::File::minor) tells the opens apart.
+//!
+//! # Lifetimes
+//!
+//! Every open file holds a reference to the `struct cdev` it was opened
+//! through until its last `close(2)` (`cdev_get` in `chrdev_open`,
+//! `cdev_put` in `__fput`), which may be long after the registration is
+//! dropped. So the cdev is not part of the registration: it comes from
+//! `cdev_alloc`, and its kobject frees it (in the core's release function,
+//! not in module code) when the last of those references goes;
+//! `cdev_del` only drops the registration's.
+//!
+//! `chrdev_open` calls the driver's `open` with no lock held, so a
+//! registration being dropped at the same time must wait for it: each
+//! module keeps its registered regions in a list under a mutex of its own
+//! (in the C helpers), which an `open` holds while it looks its region up
+//! and runs [`FileOperations::open`](crate::file::FileOperations::open),
+//! and which unregistering takes to unlink the region. A late open through
+//! an unregistered cdev finds nothing and fails with `ENXIO`. (A misc
+//! device gets the same from `misc_mtx`.) As for a misc device, an `open`
+//! that registers or drops a char device region of its own module
+//! deadlocks.
+//!
+//! The module cannot be unloaded under an open file: the cdev's owner and
+//! the `file_operations`' owner are the module (C's `.owner =
+//! THIS_MODULE`), so `cdev_get` and `fops_get` take a module reference for
+//! each open file, and `rmmod` fails with `EBUSY` until the last `close`.
+//!
+//! Mainline Rust for Linux has no char device region abstraction now; the
+//! older `rust` branch's `chrdev::Registration` also used `cdev_alloc`, but
+//! gave `open` no shared data (`OpenData = ()`), so it had nothing to look
+//! up. This crate keeps the shared data of [`Registration::open_data`], at
+//! the price of the lookup under a module-wide mutex.
 
 use core::ffi::CStr;
 use core::pin::Pin;
-use core::ptr::addr_of_mut;
+use core::ptr::{addr_of_mut, null_mut};
+use core::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::alloc::KBox;
 use crate::bindings;
-use crate::error::{code::EINVAL, to_result, Error, Result};
+use crate::error::{
+    code::{EINVAL, ENOMEM, ENXIO},
+    to_result, Error, Result,
+};
 use crate::file::FileOperations;
-use crate::init::{Opaque, PinInit};
+use crate::init::PinInit;
 use crate::module::ThisModule;
 use crate::registration::{self, Kind};
 
@@ -34,23 +70,70 @@ pub struct Chrdev;
 ///
 /// Once registered (by `Chrdev::register`) and until unregistered: `dev` is
 /// the first number of a region of `minors` numbers from
-/// `alloc_chrdev_region`, and `cdev` was added for all of them with
-/// `cdev_add`.
+/// `alloc_chrdev_region`; `cdev` is a cdev from `cdev_alloc` whose
+/// reference this region holds, added with `cdev_add` for all of them; and
+/// the region is on the list of [`REGIONS`], linked by `next`.
 pub struct CharRegion {
-    cdev: Opaque<bindings::cdev>,
+    cdev: *mut bindings::cdev,
     dev: bindings::dev_t,
     minors: u32,
+    /// The next region on the list of [`REGIONS`].
+    next: *mut CharRegion,
 }
 
-// SAFETY: `chrdev_open` finds the cdev through `inode->i_cdev` (or the
-// device number) and holds a reference on it during `open` and until the
-// file is released: `cdev_get` takes one on the cdev's owner, the module,
-// before its kobject reference, and fails once the module is going away.
-// So while any open of the device is under way, `rmmod` fails with `EBUSY`
-// and the registration, which the module keeps until its exit, is alive;
-// `cdev_del` on drop happens-before the registration is freed, and after
-// it no new open finds the cdev. (Without the owner, an open racing with
-// `rmmod` could keep a kobject reference into the freed registration.)
+/// The first of this module's registered regions, linked by
+/// `CharRegion::next`; read and written only under [`OpenLock`].
+static REGIONS: AtomicPtr<CharRegion> = AtomicPtr::new(null_mut());
+
+/// The module's char device open mutex (`rust_helper_chrdev_open_lock`),
+/// held until dropped.
+struct OpenLock;
+
+impl OpenLock {
+    fn lock() -> OpenLock {
+        // SAFETY: a static mutex of the helpers, unlocked by `drop`.
+        unsafe { bindings::rust_helper_chrdev_open_lock() };
+        OpenLock
+    }
+
+    /// Takes `region` off the list, if it is on it.
+    ///
+    /// # Safety
+    ///
+    /// Every region on the list is valid (they are, while registered).
+    unsafe fn unlink(&self, region: *mut CharRegion) {
+        // The head, then the `next` of each region in turn: writers hold
+        // the lock, as we do.
+        let mut link = REGIONS.as_ptr();
+        loop {
+            // SAFETY: `link` is the head or the `next` of a valid region.
+            let here = unsafe { *link };
+            if here.is_null() {
+                return;
+            }
+            if here == region {
+                // SAFETY: `region` is on the list, so valid.
+                unsafe { *link = (*region).next };
+                return;
+            }
+            // SAFETY: `here` is on the list, so valid.
+            link = unsafe { addr_of_mut!((*here).next) };
+        }
+    }
+}
+
+impl Drop for OpenLock {
+    fn drop(&mut self) {
+        // SAFETY: taken by `lock`.
+        unsafe { bindings::rust_helper_chrdev_open_unlock() };
+    }
+}
+
+// SAFETY: an open of a file of the region calls the closure under the open
+// lock, only with a region still on the list (so registered: type
+// invariants), and `unregister` takes it off the list under the same lock
+// before anything else: it waits for the closure, and no later `open` finds
+// the region. The cdev holds `fops` from `register` on.
 unsafe impl Kind for Chrdev {
     type Device = CharRegion;
     /// The name in `/proc/devices` and the number of minors (1 to 256).
@@ -68,46 +151,84 @@ unsafe impl Kind for Chrdev {
         // SAFETY: `dev` is valid for writes; `name` is `'static`, as the
         // region keeps it.
         to_result(unsafe { bindings::alloc_chrdev_region(&mut dev, 0, minors, name.as_ptr()) })?;
-        // SAFETY: the caller passes a device valid for writes that will not
-        // move; `cdev_init` zeroes and initialises the cdev, whose owner is
-        // then the module, as `cdev.owner = THIS_MODULE` does in C (see
-        // above).
-        let cdev = unsafe {
-            addr_of_mut!((*device).dev).write(dev);
-            addr_of_mut!((*device).minors).write(minors);
-            let cdev = Opaque::raw_get(addr_of_mut!((*device).cdev));
-            bindings::cdev_init(cdev, fops);
-            bindings::rust_helper_cdev_set_owner(cdev, ThisModule::THIS.as_raw());
-            cdev
-        };
-        // SAFETY: the cdev is initialised and pinned.
-        if let Err(e) = to_result(unsafe { bindings::cdev_add(cdev, dev, minors) }) {
-            // SAFETY: undo the above: the region is ours, and a cdev that
-            // was not added holds nothing to free.
+        // SAFETY: `fops` and the module are valid for as long as the cdev
+        // can be opened: the `file_operations` are a constant of the
+        // module, and each open pins the module through the owner.
+        let cdev = unsafe { bindings::rust_helper_cdev_alloc(fops, ThisModule::THIS.as_raw()) };
+        if cdev.is_null() {
+            // SAFETY: the region is ours, allocated above.
             unsafe { bindings::unregister_chrdev_region(dev, minors) };
+            return Err(ENOMEM);
+        }
+        let lock = OpenLock::lock();
+        // SAFETY: the caller passes a device valid for writes that will not
+        // move until `unregister`; it goes on the list under the lock,
+        // before the cdev is added, so that an open finds it.
+        unsafe {
+            device.write(CharRegion {
+                cdev,
+                dev,
+                minors,
+                next: REGIONS.load(Ordering::Relaxed),
+            });
+        }
+        REGIONS.store(device, Ordering::Relaxed);
+        drop(lock);
+        // SAFETY: the cdev is set up (`rust_helper_cdev_alloc`).
+        if let Err(e) = to_result(unsafe { bindings::cdev_add(cdev, dev, minors) }) {
+            // SAFETY: every region on the list is registered, or this one,
+            // which is valid.
+            unsafe { OpenLock::lock().unlink(device) };
+            // SAFETY: undo the above: a cdev that was not added holds only
+            // the reference of `cdev_alloc`, and the region is ours.
+            unsafe {
+                bindings::rust_helper_cdev_put(cdev);
+                bindings::unregister_chrdev_region(dev, minors);
+            }
             return Err(e);
         }
-        // INVARIANT: region allocated and cdev added.
+        // INVARIANT: region allocated, cdev added, and on the list.
         Ok(())
     }
 
     unsafe fn unregister(device: *mut CharRegion) {
+        // SAFETY: every region on the list is registered (type invariants).
+        // Once this one is off it, no open finds it, and those under way
+        // are done (they hold the lock).
+        unsafe { OpenLock::lock().unlink(device) };
         // SAFETY: the caller guarantees it was registered: added and
-        // allocated (type invariants of `CharRegion`).
+        // allocated (type invariants). `cdev_del` drops our reference to
+        // the cdev; open files keep theirs, and the last frees it.
         unsafe {
-            bindings::cdev_del(Opaque::raw_get(addr_of_mut!((*device).cdev)));
+            bindings::cdev_del((*device).cdev);
             bindings::unregister_chrdev_region((*device).dev, (*device).minors);
         }
     }
 
-    unsafe fn device_of_open(
+    unsafe fn open<R>(
         inode: *mut bindings::inode,
         _file: *mut bindings::file,
-    ) -> *mut CharRegion {
-        // SAFETY: the caller passes a live inode of this device; `i_cdev`
-        // is in an anonymous union (with `i_pipe`, `i_link`).
+        f: impl FnOnce(*mut CharRegion) -> Result<R>,
+    ) -> Result<R> {
+        // SAFETY: the caller passes a live inode of a char device;
+        // `chrdev_open` set `i_cdev` (in an anonymous union, with `i_pipe`
+        // and `i_link`) to the cdev it opens and holds a reference to, so
+        // it stays put. It is only compared, never dereferenced.
         let cdev = unsafe { (*inode).__bindgen_anon_4.i_cdev };
-        crate::container_of!(cdev.cast::<Opaque<bindings::cdev>>(), CharRegion, cdev)
+        let _lock = OpenLock::lock();
+        let mut region = REGIONS.load(Ordering::Relaxed);
+        while !region.is_null() {
+            // SAFETY: regions on the list are registered, so valid (type
+            // invariants), while we hold the lock.
+            let (this, next) = unsafe { ((*region).cdev, (*region).next) };
+            if this == cdev {
+                // The lock is held until `f` returns.
+                return f(region);
+            }
+            region = next;
+        }
+        // Unregistered since `chrdev_open` found the cdev.
+        Err(ENXIO)
     }
 }
 

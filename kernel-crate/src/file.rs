@@ -192,32 +192,87 @@ impl IoctlCommand {
 }
 
 // ANCHOR: poll_table
-/// The `poll_table` of a `poll(2)`/`select(2)`/`epoll(7)` call.
+/// The `poll_table` of a `poll(2)`/`select(2)`/`epoll(7)` call on a file
+/// whose per-open state is borrowed for `'a`.
 ///
-/// A driver's `poll` [registers](PollTable::register) the condition
-/// variables that its writers notify, then reports the events that are
-/// ready now: when nothing is, the caller sleeps until one of them is
-/// notified and calls `poll` again.
+/// A driver's [`poll`](FileOperations::poll) [registers](PollTable::register)
+/// the condition variables that its writers notify, then reports the events
+/// that are ready now: when nothing is, the caller sleeps until one of them
+/// is notified and calls `poll` again.
+///
+/// The poller's entry stays on a registered queue after `poll` returns:
+/// `poll(2)`/`select(2)` take it off in `poll_freewait`, before they return
+/// to user space, and epoll when the file is closed (`eventpoll_release`,
+/// which `__fput` calls before `release`) or removed from the epoll set.
+/// Until then the queue must not be freed. `poll(2)` and `select(2)` hold a
+/// reference to the file while they sleep (`__pollwait` takes one), so the
+/// file is not released, and its per-open state not dropped, before their
+/// entries are gone; epoll removes its entries before `release` too. So a
+/// condition variable that the per-open state owns (a field, or behind an
+/// `Arc` or a `KBox` that the state keeps) outlives every entry on it, and
+/// that is what `register` accepts: only a `&'a CondVar`, where `'a` is the
+/// borrow of the per-open state that [`FileOperations::poll`] got. One
+/// reached through a lock guard, a temporary or a local clone of an `Arc`
+/// is borrowed for less than `'a` and does not compile:
+///
+/// ```compile_fail
+/// # use kernel::file::{File, FileOperations, PollTable, POLLIN};
+/// # use kernel::prelude::*;
+/// # use kernel::sync::{Arc, CondVar, Mutex};
+/// struct MyFile {
+///     current: Mutex<Arc<CondVar>>,
+/// }
+/// # #[vtable]
+/// impl FileOperations for MyFile {
+/// #   type OpenData = ();
+/// #   fn open(_: &(), _: &File) -> Result<Self> { Err(EINVAL) }
+///     fn poll<'a>(&'a self, _file: &File, table: &PollTable<'a>) -> Result<u32> {
+///         // An ioctl may replace `current` and free this one while
+///         // `poll(2)` still sleeps on it.
+///         table.register(&self.current.lock());
+///         Ok(POLLIN)
+///     }
+/// }
+/// ```
+///
+/// `'a` is invariant: a `&PollTable<'a>` cannot be shortened to a
+/// `&PollTable<'short>` that would take a shorter-lived condition variable.
+///
+/// Mainline Rust for Linux (`rust/kernel/sync/poll.rs`) takes any
+/// `&PollCondVar` instead, whose `Drop` wakes the queue with `POLLFREE` and
+/// waits for an RCU grace period (`synchronize_rcu`). Only epoll (and aio,
+/// io_uring) honour `POLLFREE`: a `poll(2)` sleeping on a queue that is
+/// freed finds it in `poll_freewait` all the same, which C's
+/// `wake_up_pollfree` allows only because its users (signalfd, binder's
+/// threads) free the queue from the task that would poll it. This crate
+/// ties the queue to the file instead, as C drivers do (a wait queue in
+/// `file->private_data`), so a `CondVar` needs no `POLLFREE` and its drop
+/// never sleeps.
 ///
 /// # Invariants
 ///
 /// `file` is the file being polled and `table` its `poll_table` (possibly
-/// null), both valid for `'a`.
+/// null), both valid for the callback; `'a` is the borrow of `file`'s
+/// per-open state, which lives until the file's `release`.
 pub struct PollTable<'a> {
     file: *mut bindings::file,
     table: *mut bindings::poll_table_struct,
-    _p: PhantomData<&'a bindings::poll_table_struct>,
+    /// Invariant in `'a` (see above).
+    _p: PhantomData<fn(&'a ()) -> &'a ()>,
 }
 
-impl PollTable<'_> {
+impl<'a> PollTable<'a> {
     /// Adds `cv` to the queues this poll waits on (`poll_wait`): a
-    /// `notify_one`/`notify_all` on it wakes the poller.
-    pub fn register(&self, cv: &CondVar) {
+    /// `notify_one`/`notify_all` on it wakes the poller. `cv` must be
+    /// borrowed from the per-open state for `'a` (see [`PollTable`]).
+    pub fn register(&self, cv: &'a CondVar) {
         // SAFETY: `file` and `table` are valid (type invariants; a null
         // table is allowed). The queue stays valid for as long as the
-        // poller's entry is on it: `poll`/`select` remove their entries
-        // before they return, and `CondVar`'s `Drop` makes epoll remove its
-        // own (`poll_head`).
+        // poller's entry is on it: `cv` is borrowed for `'a`, from the
+        // per-open state, which lives until `release` (type invariants);
+        // `poll`/`select` remove their entries before they drop their
+        // reference to the file, so before `release`, and epoll removes its
+        // own in `eventpoll_release`, which `__fput` calls before `release`.
         unsafe { bindings::rust_helper_poll_wait(self.file, cv.poll_head(), self.table) };
     }
 }
@@ -239,9 +294,13 @@ pub const POLLOUT: u32 =
 /// `ESPIPE` whatever the arguments, `ioctl`: `ENOTTY`, `poll`: always
 /// readable and writable). The defaults below are what those are.
 #[crate::vtable]
-pub trait FileOperations: Sized + Send + Sync {
+pub trait FileOperations: Sized + Send + Sync + 'static {
     /// What the registration keeps for `open`: shared by all opens.
-    type OpenData: Send + Sync;
+    ///
+    /// `'static`, as the per-open state is: files stay open after the
+    /// registration is dropped, so neither may borrow anything that the
+    /// module could free before the last `close(2)`.
+    type OpenData: Send + Sync + 'static;
 
     /// A stream without a position, like a pipe (C's `stream_open`):
     /// `lseek`, `pread` and `pwrite` fail with `ESPIPE`, and `read` and
@@ -296,7 +355,9 @@ pub trait FileOperations: Sized + Send + Sync {
     }
 
     /// `poll(2)`: the events that are ready now ([`POLLIN`], [`POLLOUT`]).
-    fn poll(&self, _file: &File, _table: &PollTable<'_>) -> Result<u32> {
+    /// `table` takes the condition variables that `self` owns, borrowed for
+    /// `'a` (see [`PollTable`]).
+    fn poll<'a>(&'a self, _file: &File, _table: &PollTable<'a>) -> Result<u32> {
         Ok(POLLIN | POLLOUT)
     }
 
@@ -320,15 +381,23 @@ pub trait FileOperations: Sized + Send + Sync {
 ///
 /// # Safety
 ///
-/// An implementation returns a pointer to data that is valid for the whole
-/// `open` callback of any file opened through the registration whose
-/// `file_operations` use this adapter.
+/// An implementation calls `f` at most once, with data that stays valid
+/// until `f` returns, and only with the data of the registration whose
+/// `file_operations` (using this adapter) the file is being opened with.
 pub(crate) unsafe trait OpenAdapter<D> {
+    /// Calls `f` with the shared data of the registration the file is
+    /// being opened through, and returns what `f` returns; `ENXIO` if that
+    /// registration is gone.
+    ///
     /// # Safety
     ///
     /// `inode` and `file` are the arguments of an `open` callback of a file
     /// opened through the registration.
-    unsafe fn open_data(inode: *mut bindings::inode, file: *mut bindings::file) -> *const D;
+    unsafe fn with_open_data<R>(
+        inode: *mut bindings::inode,
+        file: *mut bindings::file,
+        f: impl FnOnce(&D) -> Result<R>,
+    ) -> Result<R>;
 }
 
 // ANCHOR: vtable
@@ -383,10 +452,10 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
 
     unsafe extern "C" fn open(inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
         from_result(|| {
-            // SAFETY: this is the `open` callback of the registration of `A`.
-            let shared = unsafe { &*A::open_data(inode, file) };
             // SAFETY: the file is valid during the callback.
-            let state = T::open(shared, unsafe { File::from_raw(file) })?;
+            let f = unsafe { File::from_raw(file) };
+            // SAFETY: this is the `open` callback of the registration of `A`.
+            let state = unsafe { A::with_open_data(inode, file, |shared| T::open(shared, f))? };
             let boxed = KBox::new(state, GFP_KERNEL)?;
             // SAFETY: the file is being opened: nothing else uses
             // `private_data` now; `release` takes the box back.
@@ -537,7 +606,8 @@ impl<A: OpenAdapter<T::OpenData>, T: FileOperations> FileOpsVtable<A, T> {
         // SAFETY: as in `read`.
         let (state, f) = unsafe { (Self::state(file), File::from_raw(file)) };
         // INVARIANT: the VFS passes the file and its table, valid during
-        // the callback, which `table` does not outlive.
+        // the callback, which `table` does not outlive; `state` is borrowed
+        // for `'a` from the box that `release` drops.
         let table = PollTable {
             file,
             table,

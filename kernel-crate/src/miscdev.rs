@@ -38,8 +38,10 @@ pub struct Misc;
 // SAFETY: `misc_open` finds the `struct miscdevice` in the list that
 // `misc_register` added it to, stores it in `file->private_data` before it
 // calls our `open`, and holds `misc_mtx` during the call, which
-// `misc_deregister` takes too: the device outlives the callback, and no
-// open reaches it after `misc_deregister`.
+// `misc_deregister` takes too: the device stays registered until the
+// callback returns, and no open reaches it after `misc_deregister`. An open
+// file does not use the miscdevice: `misc_open` gave the file our
+// `file_operations`, whose owner is the module.
 unsafe impl Kind for Misc {
     type Device = Opaque<bindings::miscdevice>;
     /// The name of the node in `/dev`.
@@ -71,13 +73,16 @@ unsafe impl Kind for Misc {
         unsafe { bindings::misc_deregister(Opaque::raw_get(device)) };
     }
 
-    unsafe fn device_of_open(
+    unsafe fn open<R>(
         _inode: *mut bindings::inode,
         file: *mut bindings::file,
-    ) -> *mut Self::Device {
+        f: impl FnOnce(*mut Self::Device) -> Result<R>,
+    ) -> Result<R> {
         // SAFETY: the caller passes the file being opened, whose
-        // `private_data` `misc_open` set to the miscdevice (see above).
-        unsafe { (*file).private_data.cast() }
+        // `private_data` `misc_open` set to the miscdevice; `misc_open`
+        // holds `misc_mtx` until we return, so the device stays registered
+        // (see above).
+        f(unsafe { (*file).private_data.cast() })
     }
 }
 // ANCHOR_END: kind

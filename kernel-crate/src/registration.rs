@@ -27,11 +27,12 @@ use crate::init::{pin_init_from_closure, PinInit};
 ///
 /// After a successful [`register`](Kind::register) of a `device` and until
 /// [`unregister`](Kind::unregister) returns, every file opened through
-/// `device` is opened with the given `file_operations`, and
-/// [`device_of_open`](Kind::device_of_open) called with the `open`
-/// callback's arguments returns `device`, which C keeps alive for the whole
-/// callback (so the registration around it is alive too). After
-/// `unregister` returns, no new open reaches the `file_operations`.
+/// `device` is opened with the given `file_operations`. [`open`](Kind::open)
+/// called with the `open` callback's arguments of such a file calls its
+/// closure at most once, with that `device`, and `unregister` of that
+/// device does not return before the closure has (so the registration
+/// around it is alive for the whole call); once `unregister` has started,
+/// `open` fails without calling it.
 pub unsafe trait Kind {
     /// The C structure (and what else the kind keeps), embedded in the
     /// registration, pinned.
@@ -60,17 +61,19 @@ pub unsafe trait Kind {
     /// `device` was registered, and is unregistered only once.
     unsafe fn unregister(device: *mut Self::Device);
 
-    /// The device that a file being opened belongs to.
+    /// Calls `f` with the device that a file being opened belongs to, while
+    /// it stays registered; `ENXIO` if it is no longer registered.
     ///
     /// # Safety
     ///
     /// `inode` and `file` are the arguments of an `open` callback of a file
-    /// opened through a device that [`register`](Kind::register)
-    /// registered.
-    unsafe fn device_of_open(
+    /// opened with the `file_operations` of a device that
+    /// [`register`](Kind::register) registered.
+    unsafe fn open<R>(
         inode: *mut bindings::inode,
         file: *mut bindings::file,
-    ) -> *mut Self::Device;
+        f: impl FnOnce(*mut Self::Device) -> Result<R>,
+    ) -> Result<R>;
 }
 
 // ANCHOR: registration
@@ -147,22 +150,26 @@ impl<K: Kind, T: FileOperations> Registration<K, T> {
 }
 
 // ANCHOR: open_adapter
-// SAFETY: by the contract of `Kind`, the device an open belongs to is the
-// `device` field of a registration that C keeps alive for the whole `open`
-// callback, so the registration around it is alive and its `open_data`
-// initialised (type invariants).
+// SAFETY: by the contract of `Kind`, `K::open` calls the closure only with
+// the `device` field of a registration whose device stays registered until
+// the closure returns, so the registration around it is alive and its
+// `open_data` initialised (type invariants): it is dropped only after
+// `unregister` returns.
 unsafe impl<K: Kind, T: FileOperations> OpenAdapter<T::OpenData> for Registration<K, T> {
-    unsafe fn open_data(
+    unsafe fn with_open_data<R>(
         inode: *mut bindings::inode,
         file: *mut bindings::file,
-    ) -> *const T::OpenData {
+        f: impl FnOnce(&T::OpenData) -> Result<R>,
+    ) -> Result<R> {
+        let open = |device: *mut K::Device| {
+            let reg = crate::container_of!(device, Self, device);
+            // SAFETY: `device` is the `device` field of a registration
+            // that stays alive during this call (see above).
+            f(unsafe { &*addr_of_mut!((*reg).open_data) })
+        };
         // SAFETY: the caller passes the arguments of an `open` callback of
         // a file opened through this registration's device.
-        let device = unsafe { K::device_of_open(inode, file) };
-        let reg = crate::container_of!(device, Self, device);
-        // SAFETY: `device` is the `device` field of a live `Self` (see
-        // above), so `reg` points at that registration.
-        unsafe { addr_of_mut!((*reg).open_data) }
+        unsafe { K::open(inode, file, open) }
     }
 }
 // ANCHOR_END: open_adapter
@@ -170,8 +177,8 @@ unsafe impl<K: Kind, T: FileOperations> OpenAdapter<T::OpenData> for Registratio
 impl<K: Kind, T: FileOperations> Drop for Registration<K, T> {
     fn drop(&mut self) {
         // SAFETY: registered (type invariants), and dropped only once;
-        // nothing is opened through it after this returns, and open files
-        // do not use it.
+        // no open uses the registration after this returns (contract of
+        // `Kind`), and open files do not use it.
         unsafe { K::unregister(addr_of_mut!(self.device)) };
     }
 }

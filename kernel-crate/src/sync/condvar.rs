@@ -4,7 +4,6 @@
 
 use core::ffi::CStr;
 use core::pin::pin;
-use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::lock::{Backend, Guard};
 use super::wait::{Sleep, WaitEntry, WaitQueue};
@@ -46,14 +45,15 @@ macro_rules! new_condvar {
 /// }
 /// ```
 ///
-/// # Invariants
-///
-/// If `polled` is false, the queue was never given to `poll_wait` (see
-/// `CondVar::poll_head`).
+/// A `poll` may leave its waiters on the queue after it returns
+/// ([`crate::file::PollTable`]); it only takes a condition variable that
+/// the polled file's state owns, which outlives them, so dropping a
+/// `CondVar` has nothing to tell pollers and never sleeps (mainline's
+/// `PollCondVar` wakes them with `POLLFREE` and waits for an RCU grace
+/// period instead).
 pub struct CondVar {
     /// The waiting tasks; pinned with the condition variable.
     queue: WaitQueue,
-    polled: AtomicBool,
 }
 // ANCHOR_END: condvar
 
@@ -63,22 +63,15 @@ impl CondVar {
     ///
     /// [`new_condvar!`]: crate::new_condvar
     pub fn new(name: &'static CStr, key: &'static LockClassKey) -> impl PinInit<Self> {
-        // INVARIANT: nothing has polled the new queue yet.
         crate::pin_init!(CondVar {
             queue <- WaitQueue::new(name, key),
-            polled <- AtomicBool::new(false),
         })
     }
 
-    /// The wait queue head, for `poll_wait` ([`crate::file::PollTable`]).
-    ///
-    /// An epoll instance keeps the entry that `poll_wait` adds until the
-    /// file is closed or removed from it, which may be after this condition
-    /// variable is gone: once this is called, `Drop` tells epoll to let go
-    /// of the queue first.
+    /// The wait queue head, for `poll_wait`. [`crate::file::PollTable`]
+    /// only takes a condition variable that outlives the entries that
+    /// pollers leave on it.
     pub(crate) fn poll_head(&self) -> *mut bindings::wait_queue_head {
-        // INVARIANT: set before the queue can be handed to `poll_wait`.
-        self.polled.store(true, Ordering::Relaxed);
         self.queue.as_raw()
     }
 
@@ -117,22 +110,5 @@ impl CondVar {
     /// Wakes every waiter.
     pub fn notify_all(&self) {
         self.queue.wake_all();
-    }
-}
-
-impl Drop for CondVar {
-    fn drop(&mut self) {
-        if !*self.polled.get_mut() {
-            return;
-        }
-        // SAFETY: the queue is initialised (`WaitQueue`'s invariant). Waking it with
-        // `POLLFREE` makes every epoll entry on it leave the queue; epoll
-        // readers that saw the queue before hold the RCU read lock, and
-        // `synchronize_rcu` waits for them, so nothing touches the queue
-        // after this returns (the RFC's `PollCondVar` does the same).
-        unsafe {
-            bindings::__wake_up_pollfree(self.queue.as_raw());
-            bindings::synchronize_rcu();
-        }
     }
 }
