@@ -104,8 +104,6 @@ fn main() {
         .allowlist_function("prepare_to_wait_exclusive")
         .allowlist_function("finish_wait")
         .allowlist_function("__wake_up")
-        // Poll (src/file.rs `PollTable`, sync/condvar.rs `Drop`).
-        .allowlist_function("__wake_up_pollfree")
         .allowlist_function("synchronize_rcu")
         .allowlist_function("schedule")
         .allowlist_function("flush_signals")

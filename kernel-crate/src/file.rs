@@ -19,6 +19,29 @@
 //! module for each open file (`fops_get`), so `rmmod` fails with `EBUSY`
 //! while a file is open, and the code behind these callbacks cannot be
 //! unloaded under them.
+//!
+//! Files outlive registrations: a module may drop a registration while
+//! files of it are open, and they keep working on their own state until
+//! the last `close(2)`. So the per-open state and the registration's
+//! [`FileOperations::OpenData`] are `'static`: neither may borrow what the
+//! module frees when it drops the registration.
+//!
+//! # Poll
+//!
+//! [`PollTable::register`] takes only a condition variable that the polled
+//! file's state owns, which outlives the entries that pollers leave on its
+//! queue (see [`PollTable`]). Mainline Rust for Linux
+//! (`rust/kernel/sync/poll.rs`) takes any `&PollCondVar` instead, whose
+//! `Drop` wakes the queue with `POLLFREE` and waits for an RCU grace period
+//! (`synchronize_rcu`). Only epoll (and aio, io_uring) honour `POLLFREE`:
+//! a `poll(2)` or `select(2)` sleeping on a freed queue unlinks its entry
+//! from it in `poll_freewait` all the same, which C's `wake_up_pollfree`
+//! allows because its users (signalfd, binder's threads) free the queue
+//! only where no blocking poll can sleep on it; nothing in the type of a
+//! `PollCondVar` says so. This crate ties the queue to the file, as C
+//! drivers do (a wait queue in `file->private_data` or in a structure it
+//! holds a reference to), so a [`CondVar`] needs no `POLLFREE`, and its
+//! drop never sleeps, which lets it be dropped in atomic context.
 
 use core::ffi::{c_char, c_int, c_long, c_uint, c_ulong};
 use core::marker::PhantomData;
@@ -238,17 +261,6 @@ impl IoctlCommand {
 /// `'a` is invariant: a `&PollTable<'a>` cannot be shortened to a
 /// `&PollTable<'short>` that would take a shorter-lived condition variable.
 ///
-/// Mainline Rust for Linux (`rust/kernel/sync/poll.rs`) takes any
-/// `&PollCondVar` instead, whose `Drop` wakes the queue with `POLLFREE` and
-/// waits for an RCU grace period (`synchronize_rcu`). Only epoll (and aio,
-/// io_uring) honour `POLLFREE`: a `poll(2)` sleeping on a queue that is
-/// freed finds it in `poll_freewait` all the same, which C's
-/// `wake_up_pollfree` allows only because its users (signalfd, binder's
-/// threads) free the queue from the task that would poll it. This crate
-/// ties the queue to the file instead, as C drivers do (a wait queue in
-/// `file->private_data`), so a `CondVar` needs no `POLLFREE` and its drop
-/// never sleeps.
-///
 /// # Invariants
 ///
 /// `file` is the file being polled and `table` its `poll_table` (possibly
@@ -272,7 +284,8 @@ impl<'a> PollTable<'a> {
         // per-open state, which lives until `release` (type invariants);
         // `poll`/`select` remove their entries before they drop their
         // reference to the file, so before `release`, and epoll removes its
-        // own in `eventpoll_release`, which `__fput` calls before `release`.
+        // own in `eventpoll_release`, which `__fput` calls before `release`
+        // (aio and io_uring hold a file reference while theirs are on it).
         unsafe { bindings::rust_helper_poll_wait(self.file, cv.poll_head(), self.table) };
     }
 }

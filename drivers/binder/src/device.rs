@@ -42,7 +42,7 @@ impl FileOperations for BinderFile {
         Process::ioctl(&self.process, file, cmd)
     }
 
-    fn poll(&self, _file: &File, table: &PollTable<'_>) -> Result<u32> {
+    fn poll<'a>(&'a self, _file: &File, table: &PollTable<'a>) -> Result<u32> {
         Process::poll(&self.process, table)
     }
 

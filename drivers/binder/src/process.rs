@@ -506,7 +506,7 @@ impl Process {
         this.work.notify_all();
     }
 
-    pub(crate) fn poll(this: &Arc<Self>, table: &PollTable<'_>) -> Result<u32> {
+    pub(crate) fn poll<'a>(this: &'a Arc<Self>, table: &PollTable<'a>) -> Result<u32> {
         let mut inner = this.inner.lock();
         let tid = Process::thread_id(&mut inner)?;
         let proc_work = {

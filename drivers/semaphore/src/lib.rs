@@ -138,7 +138,7 @@ impl FileOperations for FileState {
     // ANCHOR_END: read_write
 
     // ANCHOR: poll
-    fn poll(&self, _file: &File, table: &PollTable<'_>) -> Result<u32> {
+    fn poll<'a>(&'a self, _file: &File, table: &PollTable<'a>) -> Result<u32> {
         // TODO-BEGIN
         // Register before looking: a write in between then wakes us.
         table.register(&self.shared.changed);

@@ -175,7 +175,7 @@ impl FileOperations for SharedFile {
     // ANCHOR_END: read_write
 
     // ANCHOR: poll
-    fn poll(&self, _file: &File, table: &PollTable<'_>) -> Result<u32> {
+    fn poll<'a>(&'a self, _file: &File, table: &PollTable<'a>) -> Result<u32> {
         // Register first, then look: a change between the two still wakes
         // the poller.
         table.register(&self.shared.changed);

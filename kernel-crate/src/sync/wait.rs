@@ -111,7 +111,7 @@ impl WaitQueue {
     }
     // ANCHOR_END: prepare_to_wait
 
-    /// The C `wait_queue_head`, for `poll_wait` and `__wake_up_pollfree`.
+    /// The C `wait_queue_head`, for `poll_wait`.
     pub(crate) fn as_raw(&self) -> *mut bindings::wait_queue_head {
         self.head.as_raw()
     }

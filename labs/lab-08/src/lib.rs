@@ -120,7 +120,7 @@ impl FileOperations for FileState {
     // ANCHOR_END: read_write
 
     // ANCHOR: poll
-    fn poll(&self, _file: &File, table: &PollTable<'_>) -> Result<u32> {
+    fn poll<'a>(&'a self, _file: &File, table: &PollTable<'a>) -> Result<u32> {
         // TODO: the C twin's `semaphore_poll`: readable (POLLIN) while the
         // count is positive, always writable (POLLOUT), and a poller that
         // sleeps must be woken by the next write.
