@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 use core::pin::Pin;
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use kernel::file::{File, FileOperations};
 use kernel::prelude::*;
@@ -39,6 +40,10 @@ module! {
 /// data: long enough for a step to drop the registration meanwhile.
 const OPEN_DELAY_MS: u32 = 300;
 
+/// Opens of the region under way, which a read of the control device
+/// reports: a step waits for one before it drops the registration.
+static OPENING: AtomicU32 = AtomicU32::new(0);
+
 /// What the region's registration keeps for every open: a heap buffer, so
 /// that an open reading it after the registration is freed reads freed
 /// memory (KASAN checks the `memcpy`).
@@ -54,7 +59,9 @@ impl FileOperations for RegionFile {
     type OpenData = KVec<u8>;
 
     fn open(shared: &KVec<u8>, _file: &File) -> Result<Self> {
+        OPENING.fetch_add(1, Ordering::Relaxed);
         delay::msleep(OPEN_DELAY_MS);
+        OPENING.fetch_sub(1, Ordering::Relaxed);
         let mut data = KVec::with_capacity(shared.len(), GFP_KERNEL)?;
         data.extend_from_slice(shared, GFP_KERNEL)?;
         Ok(RegionFile { data })
@@ -86,6 +93,16 @@ impl FileOperations for CtlFile {
         Ok(CtlFile { slot: slot.clone() })
     }
 
+    fn read(&self, _file: &File, writer: &mut UserSliceWriter, offset: u64) -> Result<usize> {
+        if offset > 0 {
+            return Ok(0);
+        }
+        // At most a few opens at a time: one digit.
+        let opening = OPENING.load(Ordering::Relaxed).min(9) as u8;
+        writer.write_slice(&[b'0' + opening, b'\n'])?;
+        Ok(2)
+    }
+
     fn write(&self, _file: &File, reader: &mut UserSliceReader, _offset: u64) -> Result<usize> {
         let n = reader.len();
         let command = reader.read_vec(n.min(16), GFP_KERNEL)?;
@@ -96,7 +113,7 @@ impl FileOperations for CtlFile {
         // opens under way.
         let registration = self.slot.lock().take().ok_or(ENOENT)?;
         drop(registration);
-        pr_info!("sound_file: region dropped\n");
+        pr_info!("region dropped\n");
         Ok(n)
     }
 }
