@@ -42,6 +42,7 @@
 //! the price of the lookup under a module-wide mutex.
 
 use core::ffi::CStr;
+use core::marker::PhantomData;
 use core::pin::Pin;
 use core::ptr::{addr_of_mut, null_mut};
 use core::sync::atomic::{AtomicPtr, Ordering};
@@ -72,12 +73,12 @@ pub struct Chrdev;
 /// the first number of a region of `minors` numbers from
 /// `alloc_chrdev_region`; `cdev` is a cdev from `cdev_alloc` whose
 /// reference this region holds, added with `cdev_add` for all of them; and
-/// the region is on the list of [`REGIONS`], linked by `next`.
+/// the region is on the module's list of regions, linked by `next`.
 pub struct CharRegion {
     cdev: *mut bindings::cdev,
     dev: bindings::dev_t,
     minors: u32,
-    /// The next region on the list of [`REGIONS`].
+    /// The next region on the module's list.
     next: *mut CharRegion,
 }
 
@@ -86,14 +87,14 @@ pub struct CharRegion {
 static REGIONS: AtomicPtr<CharRegion> = AtomicPtr::new(null_mut());
 
 /// The module's char device open mutex (`rust_helper_chrdev_open_lock`),
-/// held until dropped.
-struct OpenLock;
+/// held until dropped, by the thread that took it (not `Send`).
+struct OpenLock(PhantomData<*mut ()>);
 
 impl OpenLock {
     fn lock() -> OpenLock {
         // SAFETY: a static mutex of the helpers, unlocked by `drop`.
         unsafe { bindings::rust_helper_chrdev_open_lock() };
-        OpenLock
+        OpenLock(PhantomData)
     }
 
     /// Takes `region` off the list, if it is on it.
