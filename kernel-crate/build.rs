@@ -110,6 +110,7 @@ fn main() {
         .allowlist_function("kthread_create_on_node")
         .allowlist_function("kthread_stop")
         .allowlist_function("kthread_should_stop")
+        .allowlist_function("kthread_func")
         .allowlist_function("wake_up_process")
         // Files and devices (src/file.rs, miscdev.rs, chrdev.rs, user.rs).
         .opaque_type("cdev")

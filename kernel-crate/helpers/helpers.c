@@ -319,6 +319,9 @@ unsigned int rust_helper_cred_euid(const struct cred *cred)
 /* The block layer's helpers (kernel-crate/src/block, scatterlist.rs). */
 #include "block.c"
 
+/* The registry of kthreads and registrations (unload.rs). */
+#include "unload.c"
+
 void rust_helper_rb_link_node(struct rb_node *node, struct rb_node *parent,
 			      struct rb_node **rb_link)
 {

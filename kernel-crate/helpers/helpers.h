@@ -204,4 +204,12 @@ int rust_helper_security_binder_transfer_file(const struct cred *from,
 
 int rust_helper_register_shrinker(struct shrinker *shrinker, const char *name);
 
+/* The registry of kthreads and registrations (kernel-crate/src/unload.rs). */
+void rust_helper_unload_lock(void);
+void rust_helper_unload_unlock(void);
+void rust_helper_unload_warn(const char *type, size_t len, const char *action);
+void rust_helper_warn_misuse(const char *what);
+void rust_helper_unload_wait(void);
+void rust_helper_kmemleak_not_leak(const void *ptr);
+
 #endif

@@ -21,6 +21,7 @@ use crate::error::{code::EINVAL, to_result, Result};
 use crate::init::pin_init_from_closure;
 use crate::pci;
 use crate::sync::Arc;
+use crate::unload::{self, Entry, Ops};
 
 /// What a handler tells the kernel (`irqreturn_t`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,14 +182,20 @@ impl Drop for Vectors {
 /// Handler `H` registered on one vector; dropping it frees the interrupt
 /// (waiting for a running handler to finish) and then drops `H`.
 ///
+/// A leaked registration (`mem::forget`, `KBox::leak`, an `Arc` cycle) is
+/// freed by the module's exit, with a warning ([`crate::unload`]): the
+/// interrupt never calls into the unloaded module.
+///
 /// # Invariants
 ///
-/// `irq` is requested with this registration's address as its cookie and
-/// `handler_callback::<H>` as its handler, until drop.
+/// `unload` is enrolled; `irq` is requested with this registration's
+/// address as its cookie and `handler_callback::<H>` as its handler, until
+/// drop, or the module's exit if that comes first (it has then freed it).
 pub struct Registration<H: Handler> {
     handler: H,
     irq: c_uint,
     vectors: Arc<Vectors>,
+    unload: Entry,
     /// The name in `/proc/interrupts`, NUL-terminated: the kernel keeps a
     /// pointer to it until `free_irq`.
     name: [u8; NAME_LEN],
@@ -240,6 +247,7 @@ impl<H: Handler> Registration<H> {
                     handler,
                     irq,
                     vectors,
+                    unload: Entry::new(Self::UNLOAD),
                     name,
                     _pin: PhantomPinned,
                 })
@@ -267,12 +275,45 @@ impl<H: Handler> Registration<H> {
                 }
                 return Err(e);
             }
-            // INVARIANT: requested with `slot` and `handler_callback::<H>`.
+            // SAFETY: written above, pinned with the slot.
+            unsafe { Entry::enrol(addr_of!((*slot).unload)) };
+            // INVARIANT: requested with `slot` and `handler_callback::<H>`,
+            // and the entry enrolled.
             Ok(())
         };
         // SAFETY: on `Ok` the registration is initialised; on `Err` its
         // fields that need dropping have been dropped.
-        KBox::pin_init(unsafe { pin_init_from_closure(init) }, GFP_KERNEL)
+        let reg = KBox::pin_init(unsafe { pin_init_from_closure(init) }, GFP_KERNEL)?;
+        let at: *const Self = &*reg;
+        reg.unload.set_alloc(at.cast());
+        Ok(reg)
+    }
+
+    /// How the module's exit frees a leaked registration.
+    const UNLOAD: &'static Ops = &Ops {
+        name: core::any::type_name::<Self>,
+        stop: Self::free_leaked,
+        reclaim: unload::reclaim_nothing,
+        kthread: false,
+    };
+
+    /// Frees the interrupt of a registration that was leaked, at the
+    /// module's exit.
+    ///
+    /// # Safety
+    ///
+    /// `e` is the `unload` entry of a live registration, taken by the
+    /// sweep; called once.
+    unsafe fn free_leaked(e: *const Entry) {
+        let reg = crate::container_of!(e, Self, unload);
+        // SAFETY: the registration is live while the sweep holds its entry
+        // (caller).
+        unsafe { (*e).warn_leaked(c"freeing its interrupt") };
+        // SAFETY: requested with this cookie (type invariants), and its
+        // `Drop` will not free it again (the sweep holds the entry);
+        // `free_irq` waits for a running handler. The vectors stay
+        // allocated: the leaked registration keeps its `Arc`.
+        unsafe { bindings::free_irq((*reg).irq, reg.cast_mut().cast()) };
     }
 
     /// The handler.
@@ -283,6 +324,11 @@ impl<H: Handler> Registration<H> {
 
 impl<H: Handler> Drop for Registration<H> {
     fn drop(&mut self) {
+        // SAFETY: enrolled (type invariants), left once, here.
+        if !unsafe { Entry::leave(&self.unload) } {
+            // The module's exit has freed the interrupt.
+            return;
+        }
         let cookie: *const Self = self;
         // SAFETY: requested with this cookie (type invariants), freed once;
         // `free_irq` waits for a running handler, so none uses `self` after.

@@ -11,17 +11,48 @@ use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void, CStr};
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
-use crate::error::{from_err_ptr, Result};
+use crate::error::{code::EPERM, from_err_ptr, Result};
+use crate::unload::{Entry, Ops};
+
+/// What a thread's start block holds whatever its closure: the thread
+/// function ([`trampoline`]) is one for every closure type, so that
+/// [`allow_kill`] can tell this module's threads from the others.
+#[repr(C)]
+struct Head {
+    /// Its place in the module's registry ([`crate::unload`]).
+    entry: Entry,
+    /// The thread, once created.
+    task: AtomicPtr<bindings::task_struct>,
+    /// Whether the thread took its closure.
+    taken: AtomicBool,
+    /// Whether the `KThread` was dropped on its own thread, which cannot
+    /// wait for itself: only the module's exit stops it then.
+    detached: AtomicBool,
+    /// Takes and runs the closure: `run::<F>`.
+    run: unsafe fn(*const Head),
+    /// Frees the start block, and the closure if no thread took it:
+    /// `drop_start::<F>`.
+    free: unsafe fn(*mut Head),
+}
 
 /// What a thread starts with: its closure, until the thread takes it.
+#[repr(C)]
 struct Start<F> {
-    taken: AtomicBool,
+    head: Head,
     f: UnsafeCell<ManuallyDrop<F>>,
 }
+
+/// How the module's exit stops a leaked thread.
+static OPS: Ops = Ops {
+    name: core::any::type_name::<KThread>,
+    stop: stop_leaked,
+    reclaim: reclaim_leaked,
+    kthread: true,
+};
 
 // ANCHOR: kthread
 /// A kernel thread running a closure; dropping the `KThread` stops the
@@ -41,14 +72,16 @@ struct Start<F> {
 ///
 /// # Invariants
 ///
-/// `task` is a kthread created by `kthread_create_on_node` that runs
-/// `trampoline::<F>` on `start` and does not exit before `kthread_stop`;
-/// `start` is a `KBox<Start<F>>` released by `into_raw`, and `drop_start`
-/// is `drop_start::<F>`.
+/// `head` is the head of a `KBox<Start<F>>` released by `into_raw`, whose
+/// `free` is `drop_start::<F>`, whose entry is enrolled in the module's
+/// registry, and whose `task` is a kthread created by
+/// `kthread_create_on_node` that runs [`trampoline`] on it, has taken the
+/// closure, and does not exit before `kthread_stop`.
+///
+/// Leaking a `KThread` (`mem::forget`, an `Arc` cycle) is safe: the
+/// module's exit stops the thread, with a warning ([`crate::unload`]).
 pub struct KThread {
-    task: NonNull<bindings::task_struct>,
-    start: *mut c_void,
-    drop_start: unsafe fn(*mut c_void),
+    head: NonNull<Head>,
 }
 // ANCHOR_END: kthread
 
@@ -63,18 +96,25 @@ impl KThread {
     pub fn spawn<F: FnOnce() + Send + 'static>(name: &CStr, f: F) -> Result<KThread> {
         let start = KBox::new(
             Start {
-                taken: AtomicBool::new(false),
+                head: Head {
+                    entry: Entry::new(&OPS),
+                    task: AtomicPtr::new(core::ptr::null_mut()),
+                    taken: AtomicBool::new(false),
+                    detached: AtomicBool::new(false),
+                    run: run::<F>,
+                    free: drop_start::<F>,
+                },
                 f: UnsafeCell::new(ManuallyDrop::new(f)),
             },
             GFP_KERNEL,
         )?;
-        let start = KBox::into_raw(start).cast::<c_void>();
-        // SAFETY: `trampoline::<F>` takes the `Start<F>` that `start` points
-        // to; the format is "%s" with one string argument.
+        let head = KBox::into_raw(start).cast::<Head>();
+        // SAFETY: `trampoline` takes the `Head` of a `Start<F>` whose `run`
+        // is `run::<F>`; the format is "%s" with one string argument.
         let task = unsafe {
             bindings::kthread_create_on_node(
-                Some(trampoline::<F>),
-                start,
+                Some(trampoline),
+                head.cast(),
                 bindings::RUST_CONST_HELPER_NUMA_NO_NODE,
                 c"%s".as_ptr(),
                 name.as_ptr(),
@@ -83,70 +123,141 @@ impl KThread {
         let task = match from_err_ptr(task) {
             Ok(task) => task,
             Err(e) => {
-                // SAFETY: no thread was created: `start` is still ours.
-                unsafe { drop_start::<F>(start) };
+                // SAFETY: no thread was created: `head` is still ours.
+                unsafe { drop_start::<F>(head) };
                 return Err(e);
             }
         };
+        // SAFETY: `head` is live until `drop_start`, and does not move (in
+        // its box) until then, or ever if the `KThread` is leaked.
+        let head_ref = unsafe { &*head };
+        head_ref.task.store(task, Ordering::Release);
+        // From here on the module's exit stops the thread if the `KThread`
+        // is leaked; the thread has not run yet.
+        // SAFETY: made by `Entry::new`, not enrolled, pinned in the box.
+        unsafe { Entry::enrol(&head_ref.entry) };
         // SAFETY: `task` is a new kthread, which waits to be woken.
         unsafe { bindings::wake_up_process(task) };
         // A `kthread_stop` before the thread first runs would skip the
         // closure; waiting until the thread has taken it makes dropping
         // the `KThread` a join. The thread runs within a scheduler tick.
-        // SAFETY: `start` is live until `drop_start`.
-        let taken = unsafe { &(*start.cast::<Start<F>>()).taken };
-        while !taken.load(Ordering::Acquire) {
+        while !head_ref.taken.load(Ordering::Acquire) {
             // SAFETY: the task is running: `schedule` only lets others run.
             unsafe { bindings::schedule() };
         }
-        // INVARIANT: the thread runs `trampoline::<F>` on `start`.
+        // INVARIANT: the thread runs `trampoline` on `head`, has taken the
+        // closure, and the entry is enrolled.
         Ok(KThread {
-            // SAFETY: `from_err_ptr` returned no error, and kthreads are
-            // never null.
-            task: unsafe { NonNull::new_unchecked(task) },
-            start,
-            drop_start: drop_start::<F>,
+            // SAFETY: from `KBox::into_raw`, never null.
+            head: unsafe { NonNull::new_unchecked(head) },
         })
     }
 }
 
 impl Drop for KThread {
     fn drop(&mut self) {
-        // SAFETY: the thread has not exited: it waits for this call (type
-        // invariant), which returns once it has.
-        unsafe { bindings::kthread_stop(self.task.as_ptr()) };
-        // SAFETY: the thread has ended, so nothing else uses `start`.
-        unsafe { (self.drop_start)(self.start) };
+        let head = self.head.as_ptr();
+        // SAFETY: the start block lives until `free` (type invariants).
+        let h = unsafe { &*head };
+        let task = h.task.load(Ordering::Acquire);
+        // SAFETY: `current` is always a valid task.
+        if task == unsafe { bindings::rust_helper_get_current() } {
+            // Dropped by its own closure (the last `Arc` of a cycle that
+            // holds this `KThread`): `kthread_stop` would wait for this
+            // very thread. It stays enrolled and idles after the closure;
+            // the module's exit stops it, quietly.
+            h.detached.store(true, Ordering::Release);
+            return;
+        }
+        // SAFETY: enrolled by `spawn` (type invariants); left once, here.
+        if unsafe { Entry::leave(&h.entry) } {
+            // SAFETY: the thread has not exited: it waits for this call
+            // (type invariants), which returns once it has.
+            unsafe { bindings::kthread_stop(task) };
+        }
+        // Else the module's exit has stopped it. Either way the thread
+        // has ended.
+        // SAFETY: the thread has ended and the registry lets go of it, so
+        // nothing else uses the start block.
+        unsafe { (h.free)(head) };
     }
+}
+
+/// The module's exit stops a thread whose `KThread` was leaked.
+///
+/// # Safety
+///
+/// `e` is the entry of a live start block's `Head`, taken by the sweep;
+/// called once.
+unsafe fn stop_leaked(e: *const Entry) {
+    let head = crate::container_of!(e, Head, entry);
+    // SAFETY: the start block is live while the sweep holds its entry
+    // (caller).
+    let h = unsafe { &*head };
+    if !h.detached.load(Ordering::Acquire) {
+        h.entry.warn_leaked(c"stopping it");
+    }
+    // SAFETY: the thread has not exited: it waits for `kthread_stop`, and
+    // no `KThread::drop` calls it now (the sweep holds the entry).
+    unsafe { bindings::kthread_stop(h.task.load(Ordering::Acquire)) };
+}
+
+/// Frees the start block of a thread that the module's exit stopped and
+/// whose `KThread` was never dropped: only this crate points into it.
+///
+/// # Safety
+///
+/// As in [`Ops::reclaim`]: stopped, and nothing uses it again.
+unsafe fn reclaim_leaked(e: *const Entry) {
+    let head = crate::container_of!(e, Head, entry).cast_mut();
+    // SAFETY: the thread has ended, the leaked `KThread` is never used again
+    // (no code of the module runs any more), and the registry let go of it.
+    unsafe { ((*head).free)(head) };
+}
+
+/// Takes and runs the closure of a `Start<F>`.
+///
+/// # Safety
+///
+/// `head` is the head of a live `Start<F>` whose closure no one took.
+unsafe fn run<F: FnOnce()>(head: *const Head) {
+    let start = head.cast::<Start<F>>();
+    // SAFETY: the caller guarantees the closure is still there, and taking
+    // it is ours alone (`taken` was set by the caller).
+    let f = unsafe { ManuallyDrop::take(&mut *(*start).f.get()) };
+    f();
 }
 
 /// Drops a `Start<F>` and, if no thread took it, its closure.
 ///
 /// # Safety
 ///
-/// `start` comes from `KBox::<Start<F>>::into_raw` and no thread uses it.
-unsafe fn drop_start<F>(start: *mut c_void) {
-    // SAFETY: the caller guarantees that `start` is an owned `Start<F>`.
-    let mut start = unsafe { KBox::from_raw(start.cast::<Start<F>>()) };
-    if !*start.taken.get_mut() {
+/// `head` is the head of a `Start<F>` from `KBox::into_raw`, that no thread
+/// and no registry list uses.
+unsafe fn drop_start<F>(head: *mut Head) {
+    // SAFETY: the caller guarantees that `head` is an owned `Start<F>`.
+    let mut start = unsafe { KBox::from_raw(head.cast::<Start<F>>()) };
+    if !*start.head.taken.get_mut() {
         // SAFETY: no thread took the closure, so it is still there.
         unsafe { ManuallyDrop::drop(start.f.get_mut()) };
     }
 }
 
 // ANCHOR: trampoline
-/// The thread function: runs the closure once, then sleeps until
-/// `kthread_stop`, so that the `task_struct` outlives every `KThread` call.
-unsafe extern "C" fn trampoline<F: FnOnce()>(start: *mut c_void) -> c_int {
-    // SAFETY: `start` is the `Start<F>` of `KThread::spawn`, which lives until
-    // `kthread_stop` has returned, after this function.
-    let start = unsafe { &*start.cast::<Start<F>>() };
+/// The thread function of every `KThread` of the module: runs the closure
+/// once, then sleeps until `kthread_stop`, so that the `task_struct`
+/// outlives every `KThread` call.
+unsafe extern "C" fn trampoline(head: *mut c_void) -> c_int {
+    let head = head.cast::<Head>().cast_const();
+    // SAFETY: `head` is the `Head` of the `Start` of `KThread::spawn`, which
+    // lives until `kthread_stop` has returned, after this function.
+    let h = unsafe { &*head };
     // The closure is taken here, exactly once (`KThread::spawn` waits for
     // it), or else dropped by `drop_start`.
-    if !start.taken.swap(true, Ordering::AcqRel) {
-        // SAFETY: `taken` was false: no one else took the closure.
-        let f = unsafe { ManuallyDrop::take(&mut *start.f.get()) };
-        f();
+    if !h.taken.swap(true, Ordering::AcqRel) {
+        // SAFETY: `taken` was false: no one else took the closure, and
+        // `run` is `run::<F>` of this `Start<F>`.
+        unsafe { (h.run)(head) };
     }
     loop {
         // TASK_IDLE: sleeps like TASK_UNINTERRUPTIBLE (a pending signal
@@ -173,17 +284,49 @@ pub fn should_stop() -> bool {
     unsafe { bindings::kthread_should_stop() }
 }
 
+/// Whether the current task is a thread of this module's [`KThread`]s;
+/// else warns that `what` was called outside one, and fails with `EPERM`.
+fn check_own_thread(what: &CStr) -> Result {
+    // SAFETY: `current` is always a valid task; `kthread_func` returns
+    // NULL for a task that is not a kthread.
+    let func = unsafe { bindings::kthread_func(bindings::rust_helper_get_current()) };
+    // Compared as addresses: `trampoline` is not generic, so the module has
+    // one copy of it, the one every `KThread` of the module runs.
+    let ours = trampoline as unsafe extern "C" fn(*mut c_void) -> c_int;
+    if func.cast_const() == ours as *const c_void {
+        return Ok(());
+    }
+    // SAFETY: `what` is NUL-terminated; the helper only formats it.
+    unsafe { bindings::rust_helper_warn_misuse(what.as_ptr()) };
+    Err(EPERM)
+}
+
 /// Lets `SIGKILL` reach the current kernel thread: kthreads ignore every
 /// signal unless they ask. A pending `SIGKILL` then wakes an interruptible
 /// wait ([`CondVar::wait_interruptible`](crate::sync::CondVar::wait_interruptible)).
-pub fn allow_kill() {
-    // SAFETY: changes the current task's signal handling only.
+///
+/// Only in a thread started by [`KThread::spawn`]: elsewhere (a system
+/// call, where `current` is a user process; a work item, where it is a
+/// shared `kworker`) it would change the signals of a task that is not
+/// the module's. There it warns and fails with `EPERM`, changing nothing.
+/// (Mainline has no wrapper: C's `allow_signal` trusts its caller.)
+pub fn allow_kill() -> Result {
+    check_own_thread(c"kernel::kthread::allow_kill called outside a KThread")?;
+    // SAFETY: changes the current task's signal handling only, and the
+    // current task is a thread of this module.
     unsafe { bindings::rust_helper_allow_signal(bindings::RUST_CONST_HELPER_SIGKILL) };
+    Ok(())
 }
 
 /// Discards the current task's pending signals (for a kernel thread that
 /// has handled them).
-pub fn flush_signals() {
-    // SAFETY: `current` is always a valid task.
+///
+/// Only in a thread started by [`KThread::spawn`], as [`allow_kill`]:
+/// elsewhere it warns and fails with `EPERM`.
+pub fn flush_signals() -> Result {
+    check_own_thread(c"kernel::kthread::flush_signals called outside a KThread")?;
+    // SAFETY: `current` is always a valid task, here a thread of this
+    // module.
     unsafe { bindings::flush_signals(bindings::rust_helper_get_current()) };
+    Ok(())
 }

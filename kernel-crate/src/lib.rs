@@ -80,6 +80,7 @@ pub mod shrinker;
 pub mod sync;
 pub mod task;
 pub mod uapi;
+pub mod unload;
 pub mod user;
 pub mod workqueue;
 

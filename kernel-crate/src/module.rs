@@ -94,7 +94,7 @@ impl<T: Module> ModuleSlot<T> {
     /// concurrently with it.
     pub unsafe fn init(&self, module: &'static ThisModule) -> c_int {
         from_result(|| {
-            let value = T::init(module).inspect_err(|_| crate::workqueue::drain())?;
+            let value = T::init(module).inspect_err(|_| crate::unload::sweep())?;
             // SAFETY: the caller guarantees no other access to the slot runs
             // now.
             unsafe { (*self.0.get()).write(value) };
@@ -104,7 +104,10 @@ impl<T: Module> ModuleSlot<T> {
     }
 
     /// Drops the value kept by a successful [`ModuleSlot::init`], then
-    /// waits for the module's work items ([`crate::workqueue`]).
+    /// stops what the module leaked and waits for its work items: the
+    /// kernel threads and registrations still alive ([`crate::unload`]),
+    /// and the work items queued or running ([`crate::workqueue`]). A
+    /// failed init does the same. No driver has to remember either.
     ///
     /// # Safety
     ///
@@ -114,7 +117,8 @@ impl<T: Module> ModuleSlot<T> {
         // SAFETY: by the type invariants and the caller's guarantee, the slot
         // holds an initialised `T` and nothing else accesses it.
         unsafe { (*self.0.get()).assume_init_drop() };
-        // The module's work items run its code: they end before it goes.
-        crate::workqueue::drain();
+        // The module's threads, callbacks and work items run its code: they
+        // end before it goes, even those of values it leaked.
+        crate::unload::sweep();
     }
 }

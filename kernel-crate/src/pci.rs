@@ -13,7 +13,7 @@ use core::ffi::{c_int, CStr};
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::pin::Pin;
-use core::ptr::{addr_of_mut, NonNull};
+use core::ptr::{addr_of, addr_of_mut, NonNull};
 
 use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
@@ -22,6 +22,7 @@ use crate::error::{from_result, to_result, Error, Result};
 use crate::init::{pin_init_from_closure, Opaque, PinInit};
 use crate::io::Bar;
 use crate::module::ThisModule;
+use crate::unload::{self, Entry, Ops};
 
 /// "Any vendor", "any device" in a [`DeviceId`] (`PCI_ANY_ID`).
 pub const ANY_ID: u32 = u32::MAX;
@@ -249,14 +250,20 @@ impl Drop for Device {
 /// A registered PCI driver `T`; dropping it unregisters the driver, which
 /// unbinds (and so removes) every device it drives first.
 ///
+/// A leaked registration (`mem::forget`, `KBox::leak`, an `Arc` cycle) is
+/// unregistered by the module's exit, with a warning ([`crate::unload`]):
+/// no probe or remove calls into the unloaded module.
+///
 /// # Invariants
 ///
-/// From a successful initialisation until drop, `driver` is registered with
-/// the PCI core, with `T`'s name, id table and callbacks, and `context` is
-/// initialised.
+/// From a successful initialisation until drop, `context` is initialised
+/// and `unload` enrolled; `driver` is registered with the PCI core, with
+/// `T`'s name, id table and callbacks, until the drop, or the module's exit
+/// if that comes first (it has then unregistered it).
 pub struct Registration<T: Driver> {
     driver: Opaque<bindings::pci_driver>,
     context: T::Context,
+    unload: Entry,
     _driver: PhantomData<T>,
 }
 // ANCHOR_END: registration
@@ -289,6 +296,7 @@ impl<T: Driver> Registration<T> {
             // table are `'static`.
             let drv = unsafe {
                 addr_of_mut!((*slot).context).write(context);
+                addr_of_mut!((*slot).unload).write(Entry::new(Self::UNLOAD));
                 let drv = Opaque::raw_get(addr_of_mut!((*slot).driver));
                 drv.write(core::mem::zeroed());
                 (*drv).name = T::NAME.as_ptr();
@@ -302,7 +310,9 @@ impl<T: Driver> Registration<T> {
             to_result(unsafe {
                 bindings::__pci_register_driver(drv, module.as_raw(), T::NAME.as_ptr())
             })?;
-            // INVARIANT: registered.
+            // SAFETY: written above, pinned with the slot.
+            unsafe { Entry::enrol(addr_of!((*slot).unload)) };
+            // INVARIANT: registered, and the entry enrolled.
             Ok(())
         };
         // SAFETY: on `Ok` the driver and the context are initialised (the
@@ -312,15 +322,47 @@ impl<T: Driver> Registration<T> {
 
     /// Registers driver `T` in a new heap block.
     pub fn new_pinned(module: &'static ThisModule, context: T::Context) -> Result<Pin<KBox<Self>>> {
-        KBox::pin_init(Self::new(module, context), GFP_KERNEL)
+        let reg = KBox::pin_init(Self::new(module, context), GFP_KERNEL)?;
+        let at: *const Self = &*reg;
+        reg.unload.set_alloc(at.cast());
+        Ok(reg)
+    }
+
+    /// How the module's exit unregisters a leaked registration.
+    const UNLOAD: &'static Ops = &Ops {
+        name: core::any::type_name::<Self>,
+        stop: Self::unregister_leaked,
+        reclaim: unload::reclaim_nothing,
+        kthread: false,
+    };
+
+    /// Unregisters a driver whose registration was leaked, at the module's
+    /// exit: its devices are removed first.
+    ///
+    /// # Safety
+    ///
+    /// `e` is the `unload` entry of a live registration, taken by the
+    /// sweep; called once.
+    unsafe fn unregister_leaked(e: *const Entry) {
+        let reg = crate::container_of!(e, Self, unload);
+        // SAFETY: the registration is live while the sweep holds its entry
+        // (caller).
+        unsafe { (*e).warn_leaked(c"unregistering it") };
+        // SAFETY: registered (type invariants), and its `Drop` will not
+        // unregister it again (the sweep holds the entry).
+        unsafe { bindings::pci_unregister_driver(Opaque::raw_get(addr_of!((*reg).driver))) };
     }
 }
 
 impl<T: Driver> Drop for Registration<T> {
     fn drop(&mut self) {
-        // SAFETY: registered (type invariants), and dropped only once; the
-        // PCI core removes every bound device before this returns.
-        unsafe { bindings::pci_unregister_driver(self.driver.as_raw()) };
+        // SAFETY: enrolled (type invariants), left once, here.
+        if unsafe { Entry::leave(&self.unload) } {
+            // SAFETY: registered (type invariants: the module's exit has not
+            // unregistered it), and dropped only once; the PCI core removes
+            // every bound device before this returns.
+            unsafe { bindings::pci_unregister_driver(self.driver.as_raw()) };
+        }
     }
 }
 

@@ -12,13 +12,14 @@
 
 use core::marker::PhantomPinned;
 use core::pin::Pin;
-use core::ptr::addr_of_mut;
+use core::ptr::{addr_of, addr_of_mut};
 
 use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
 use crate::error::{Error, Result};
 use crate::file::{FileOperations, FileOpsVtable, OpenAdapter};
 use crate::init::{pin_init_from_closure, PinInit};
+use crate::unload::{self, Entry, Ops};
 
 /// A kind of device registration: the C structure that the VFS finds on
 /// open, and how it is registered and unregistered.
@@ -84,14 +85,21 @@ pub unsafe trait Kind {
 /// cdev map) and reads the `file_operations` on every open: it may not
 /// move while registered, so a registration only exists pinned.
 ///
+/// A leaked registration (`mem::forget`, `KBox::leak`, an `Arc` cycle) is
+/// unregistered by the module's exit, with a warning ([`crate::unload`]):
+/// no open reaches the unloaded module's code.
+///
 /// # Invariants
 ///
-/// From a successful initialisation until drop, `device` is registered
+/// From a successful initialisation until drop, `open_data` is
+/// initialised and `unload` enrolled; `device` is registered
 /// (`K::register`) with the `file_operations` of
-/// `FileOpsVtable<Self, T>`, and `open_data` is initialised.
+/// `FileOpsVtable<Self, T>` until the drop, or the module's exit if that
+/// comes first (it has then unregistered it).
 pub struct Registration<K: Kind, T: FileOperations> {
     device: K::Device,
     open_data: T::OpenData,
+    unload: Entry,
     _pin: PhantomPinned,
 }
 // ANCHOR_END: registration
@@ -111,6 +119,9 @@ impl<K: Kind, T: FileOperations> Registration<K, T> {
             // of `PinInit`); the open data is written before the device is
             // registered, so no open can see it uninitialised.
             unsafe { addr_of_mut!((*slot).open_data).write(open_data) };
+            // SAFETY: as above; an entry that is not enrolled needs no
+            // dropping.
+            unsafe { addr_of_mut!((*slot).unload).write(Entry::new(Self::UNLOAD)) };
             let fops = FileOpsVtable::<Self, T>::build();
             // SAFETY: the device field is valid for writes and pinned with
             // the slot; it stays there until `Drop` unregisters it.
@@ -121,7 +132,10 @@ impl<K: Kind, T: FileOperations> Registration<K, T> {
                 unsafe { core::ptr::drop_in_place(addr_of_mut!((*slot).open_data)) };
                 return Err(e);
             }
-            // INVARIANT: registered with `fops`, and `open_data` is set.
+            // SAFETY: written above, pinned with the slot.
+            unsafe { Entry::enrol(addr_of!((*slot).unload)) };
+            // INVARIANT: registered with `fops`, `open_data` is set and the
+            // entry enrolled.
             Ok(())
         };
         // SAFETY: on `Ok` every field is initialised; on `Err` the only
@@ -135,7 +149,36 @@ impl<K: Kind, T: FileOperations> Registration<K, T> {
         options: K::Options,
         open_data: T::OpenData,
     ) -> Result<Pin<KBox<Self>>> {
-        KBox::pin_init(Self::init(options, open_data), GFP_KERNEL)
+        let reg = KBox::pin_init(Self::init(options, open_data), GFP_KERNEL)?;
+        let at: *const Self = &*reg;
+        reg.unload.set_alloc(at.cast());
+        Ok(reg)
+    }
+
+    /// How the module's exit unregisters a leaked registration.
+    const UNLOAD: &'static Ops = &Ops {
+        name: core::any::type_name::<Self>,
+        stop: Self::unregister_leaked,
+        reclaim: unload::reclaim_nothing,
+        kthread: false,
+    };
+
+    /// Unregisters a registration that was leaked, at the module's exit.
+    ///
+    /// # Safety
+    ///
+    /// `e` is the `unload` entry of a live registration, taken by the
+    /// sweep; called once.
+    unsafe fn unregister_leaked(e: *const Entry) {
+        let reg = crate::container_of!(e, Self, unload).cast_mut();
+        // SAFETY: the registration is live while the sweep holds its entry
+        // (caller).
+        unsafe { (*e).warn_leaked(c"unregistering it") };
+        // SAFETY: registered (type invariants), and its `Drop` will not
+        // unregister it again (the sweep holds the entry). Only the C
+        // structure is touched, through a raw pointer: its owner may hold
+        // a reference to the registration.
+        unsafe { K::unregister(addr_of_mut!((*reg).device)) };
     }
 
     /// The data shared by every open of the device.
@@ -176,9 +219,13 @@ unsafe impl<K: Kind, T: FileOperations> OpenAdapter<T::OpenData> for Registratio
 
 impl<K: Kind, T: FileOperations> Drop for Registration<K, T> {
     fn drop(&mut self) {
-        // SAFETY: registered (type invariants), and dropped only once;
-        // no open uses the registration after this returns (contract of
-        // `Kind`), and open files do not use it.
-        unsafe { K::unregister(addr_of_mut!(self.device)) };
+        // SAFETY: enrolled (type invariants), left once, here.
+        if unsafe { Entry::leave(&self.unload) } {
+            // SAFETY: registered (type invariants: the module's exit has not
+            // unregistered it), and dropped only once; no open uses the
+            // registration after this returns (contract of `Kind`), and
+            // open files do not use it.
+            unsafe { K::unregister(addr_of_mut!(self.device)) };
+        }
     }
 }

@@ -14,12 +14,13 @@
 use core::ffi::{c_ulong, CStr};
 use core::marker::PhantomPinned;
 use core::pin::Pin;
-use core::ptr::addr_of_mut;
+use core::ptr::{addr_of, addr_of_mut};
 
 use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
 use crate::error::{to_result, Error, Result};
 use crate::init::{pin_init_from_closure, Opaque, PinInit};
+use crate::unload::{self, Entry, Ops};
 
 /// `SHRINK_STOP` and `SHRINK_EMPTY` of `include/linux/shrinker.h`,
 /// `(~0UL)` and `(~0UL - 1)`, which bindgen does not evaluate.
@@ -97,14 +98,20 @@ impl<T: Shrinker> Shrinker for crate::sync::Arc<T> {
 /// drop(reg);
 /// ```
 ///
+/// A leaked registration (`mem::forget`, `KBox::leak`, an `Arc` cycle) is
+/// unregistered by the module's exit, with a warning ([`crate::unload`]):
+/// reclaim never calls into the unloaded module.
+///
 /// # Invariants
 ///
-/// From a successful initialisation until drop, `shrinker` is registered
-/// (`register_shrinker`) with the callbacks of `Self`, and `data` is
-/// initialised.
+/// From a successful initialisation until drop, `data` is initialised and
+/// `unload` enrolled; `shrinker` is registered (`register_shrinker`) with
+/// the callbacks of `Self` until the drop, or the module's exit if that
+/// comes first (it has then unregistered it).
 pub struct Registration<T: Shrinker> {
     shrinker: Opaque<bindings::shrinker>,
     data: T,
+    unload: Entry,
     _pin: PhantomPinned,
 }
 // ANCHOR_END: registration
@@ -124,6 +131,9 @@ impl<T: Shrinker> Registration<T> {
             // (contract of `PinInit`); the data is written before the
             // shrinker is registered, so no callback sees it uninitialised.
             unsafe { addr_of_mut!((*slot).data).write(data) };
+            // SAFETY: as above; an entry that is not enrolled needs no
+            // dropping.
+            unsafe { addr_of_mut!((*slot).unload).write(Entry::new(Self::UNLOAD)) };
             // SAFETY: the field is valid for writes and pinned with the
             // slot.
             let s = unsafe { Opaque::raw_get(addr_of_mut!((*slot).shrinker)) };
@@ -146,8 +156,10 @@ impl<T: Shrinker> Registration<T> {
                 unsafe { core::ptr::drop_in_place(addr_of_mut!((*slot).data)) };
                 return Err(e);
             }
-            // INVARIANT: registered with the callbacks of `Self`, and
-            // `data` is set.
+            // SAFETY: written above, pinned with the slot.
+            unsafe { Entry::enrol(addr_of!((*slot).unload)) };
+            // INVARIANT: registered with the callbacks of `Self`, `data` is
+            // set and the entry enrolled.
             Ok(())
         };
         // SAFETY: on `Ok` every field is initialised; on `Err` the only
@@ -158,7 +170,35 @@ impl<T: Shrinker> Registration<T> {
 
     /// Registers the shrinker in a new heap block.
     pub fn new_pinned(name: &'static CStr, data: T) -> Result<Pin<KBox<Self>>> {
-        KBox::pin_init(Self::new(name, data), GFP_KERNEL)
+        let reg = KBox::pin_init(Self::new(name, data), GFP_KERNEL)?;
+        let at: *const Self = &*reg;
+        reg.unload.set_alloc(at.cast());
+        Ok(reg)
+    }
+
+    /// How the module's exit unregisters a leaked registration.
+    const UNLOAD: &'static Ops = &Ops {
+        name: core::any::type_name::<Self>,
+        stop: Self::unregister_leaked,
+        reclaim: unload::reclaim_nothing,
+        kthread: false,
+    };
+
+    /// Unregisters a shrinker that was leaked, at the module's exit.
+    ///
+    /// # Safety
+    ///
+    /// `e` is the `unload` entry of a live registration, taken by the
+    /// sweep; called once.
+    unsafe fn unregister_leaked(e: *const Entry) {
+        let reg = crate::container_of!(e, Self, unload);
+        // SAFETY: the registration is live while the sweep holds its entry
+        // (caller).
+        unsafe { (*e).warn_leaked(c"unregistering it") };
+        // SAFETY: registered (type invariants), and its `Drop` will not
+        // unregister it again (the sweep holds the entry); waits for the
+        // callbacks under way.
+        unsafe { bindings::unregister_shrinker(Opaque::raw_get(addr_of!((*reg).shrinker))) };
     }
 
     /// The data the callbacks are called on.
@@ -223,9 +263,13 @@ unsafe extern "C" fn scan_objects<T: Shrinker>(
 
 impl<T: Shrinker> Drop for Registration<T> {
     fn drop(&mut self) {
-        // SAFETY: registered (type invariant); `unregister_shrinker` waits
-        // for the callbacks under way (they run under `shrinker_rwsem`,
-        // which it takes for writing), so `data` outlives them.
-        unsafe { bindings::unregister_shrinker(self.shrinker.as_raw()) };
+        // SAFETY: enrolled (type invariants), left once, here.
+        if unsafe { Entry::leave(&self.unload) } {
+            // SAFETY: registered (type invariants: the module's exit has not
+            // unregistered it); `unregister_shrinker` waits for the
+            // callbacks under way (they run under `shrinker_rwsem`, which
+            // it takes for writing), so `data` outlives them.
+            unsafe { bindings::unregister_shrinker(self.shrinker.as_raw()) };
+        }
     }
 }
