@@ -301,6 +301,47 @@ pub fn without_injected_failure_warnings(console: &str) -> String {
     out
 }
 
+/// The console, or one step's kernel log, without the `WARN`s a step
+/// expects (`lab.toml`'s `warns`, for a test of an API that must warn):
+/// a warning whose message, the line after its `cut here` line, contains
+/// `expected(step)` for the step it happened in (by name, from the step
+/// markers; `None` before the first) loses every line to its `end trace`
+/// line but the message itself, so it is no crash, and the snapshot keeps
+/// what it said. Another warning, or one whose end is not there, stays.
+pub fn without_expected_warnings<'a>(
+    console: &str,
+    expected: impl Fn(Option<&str>) -> Option<&'a str>,
+) -> String {
+    let lines: Vec<&str> = console.lines().collect();
+    let mut out = String::with_capacity(console.len());
+    let mut step: Option<String> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = strip_prefix(lines[i]);
+        if let Some((_, name)) = parse_step_marker(line) {
+            step = Some(name);
+        }
+        let cut = line.trim() == "------------[ cut here ]------------";
+        let wanted = expected(step.as_deref()).filter(|w| !w.is_empty());
+        let message = lines.get(i + 1).map(|l| strip_prefix(l));
+        if let (true, Some(w), Some(m)) = (cut, wanted, message) {
+            let end = lines[i + 1..]
+                .iter()
+                .position(|l| strip_prefix(l).trim().starts_with("---[ end trace "));
+            if let (true, Some(k)) = (m.contains(w), end) {
+                out.push_str(lines[i + 1]);
+                out.push('\n');
+                i += k + 2;
+                continue;
+            }
+        }
+        out.push_str(lines[i]);
+        out.push('\n');
+        i += 1;
+    }
+    out
+}
+
 /// Finds every debug-tool report in a console log, in order. kmemleak
 /// blocks count only when their backtrace goes through a module: the kernel
 /// itself keeps a few blocks that kmemleak cannot see the references to.
@@ -380,6 +421,36 @@ mod tests {
             "    [<(____ptrval____)>] kmalloc",
         );
         check("plain", "plain");
+    }
+
+    #[test]
+    fn expected_warnings_leave_their_message() {
+        let console = "\
+[    1.0] checker: step 1 leak
+[    1.1] ------------[ cut here ]------------
+[    1.1] m: a kernel::kthread::KThread was leaked: stopping it before unload
+[    1.1] WARNING: CPU: 0 PID: 93 at unload.c:27 rust_helper_unload_warn+0x1/0x2 [m]
+[    1.1] Call Trace:
+[    1.1] ---[ end trace 0000000000000000 ]---
+[    1.2] checker: step 2 other
+[    1.3] ------------[ cut here ]------------
+[    1.3] m: a kernel::kthread::KThread was leaked: stopping it before unload
+[    1.3] WARNING: CPU: 0 PID: 94 at unload.c:27 rust_helper_unload_warn+0x1/0x2 [m]
+[    1.3] ---[ end trace 0000000000000000 ]---
+";
+        let kept = without_expected_warnings(console, |step| {
+            (step == Some("leak")).then_some("was leaked")
+        });
+        expect![[r#"
+            [    1.0] checker: step 1 leak
+            [    1.1] m: a kernel::kthread::KThread was leaked: stopping it before unload
+            [    1.2] checker: step 2 other
+            [    1.3] ------------[ cut here ]------------
+            [    1.3] m: a kernel::kthread::KThread was leaked: stopping it before unload
+            [    1.3] WARNING: CPU: 0 PID: 94 at unload.c:27 rust_helper_unload_warn+0x1/0x2 [m]
+            [    1.3] ---[ end trace 0000000000000000 ]---
+        "#]]
+        .assert_eq(&kept);
     }
 
     #[test]

@@ -405,11 +405,17 @@ pub fn grade_steps(
                 });
                 return g;
             };
+            let kmsg = r.kmsg.as_deref().unwrap_or("");
+            // The `WARN` the step expects keeps its message line only.
+            let kmsg = match &lab.config.steps[id.0].warns {
+                Some(w) => ::vm::console::without_expected_warnings(kmsg, |_| Some(w.as_str())),
+                None => kmsg.to_owned(),
+            };
             let actual = snapshot::render(
                 &command,
                 status,
                 r.output.as_deref().unwrap_or(""),
-                r.kmsg.as_deref().unwrap_or(""),
+                &kmsg,
                 modules,
             );
             (g.status, g.expected) = match reference {

@@ -240,6 +240,12 @@ pub struct LabStep {
     /// `differential = true`: graded against the reference solution's run
     /// of the same command in the same boot, not a snapshot file.
     pub differential: bool,
+    /// `warns = "text"`: the step must make the kernel `WARN` with a
+    /// message that contains `text` (a soundness test of an API that warns
+    /// about a misuse). Such a warning is no crash, and the step's
+    /// snapshot keeps only its message line
+    /// ([`vm::console::without_expected_warnings`]).
+    pub warns: Option<String>,
     /// Not a `lab.toml` key: one of an instructor's extra steps
     /// ([`Lab::add_extra`]), numbered within its own file.
     pub extra: bool,
@@ -393,6 +399,7 @@ struct RawStep {
     kernel: Option<String>,
     failslab: Option<Failslab>,
     differential: Option<bool>,
+    warns: Option<String>,
 }
 
 impl TryFrom<RawStep> for LabStep {
@@ -410,6 +417,7 @@ impl TryFrom<RawStep> for LabStep {
             hint: raw.hint,
             debug,
             differential,
+            warns: raw.warns,
             extra: false,
         })
     }
@@ -1678,6 +1686,7 @@ hint = "Does exit unregister?"
                             hint: None,
                             debug: None,
                             differential: false,
+                            warns: None,
                             extra: false,
                         },
                         LabStep {
@@ -1694,6 +1703,7 @@ hint = "Does exit unregister?"
                             ),
                             debug: None,
                             differential: false,
+                            warns: None,
                             extra: false,
                         },
                     ],
