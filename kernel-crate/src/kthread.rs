@@ -6,6 +6,19 @@
 //!
 //! The tasks themselves (the current one, counted references) are in
 //! [`crate::task`].
+//!
+//! A thread runs the module's code, so it must end before the module goes.
+//! Dropping its [`KThread`] stops it; a leaked one (`mem::forget`, an `Arc`
+//! cycle) is stopped by the module's exit, with a warning: every
+//! `KThread` is enrolled in the module's registry ([`crate::unload`]).
+//! A `KThread` dropped on its own thread (its closure held the last `Arc`
+//! of a cycle) cannot wait for itself: the thread idles after the closure
+//! until the module's exit stops it.
+//!
+//! Mainline Rust for Linux has no safe kernel-thread type: C's
+//! `kthread_run` and `kthread_stop` are called from `unsafe` code, which
+//! answers for the thread's end. The 2021 RFC's `Task::spawn` detached
+//! the thread, with nothing to stop it at module exit.
 
 use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void, CStr};

@@ -12,8 +12,9 @@
 //! Unloading: a queued item's function is code of the module, so the
 //! module must not go before its items have run. The `module!` macro's
 //! exit (`ModuleSlot::exit`) calls this module's `drain` after the
-//! module's value is dropped: it waits until none of the module's items is
-//! queued or running. No driver has to remember it.
+//! module's value is dropped, between sweeps of the leaked threads and
+//! registrations ([`crate::unload`]): it waits until none of the module's
+//! items is queued or running. No driver has to remember it.
 
 use core::ffi::CStr;
 use core::marker::PhantomData;
