@@ -211,5 +211,6 @@ void rust_helper_unload_warn(const char *type, size_t len, const char *action);
 void rust_helper_warn_misuse(const char *what);
 void rust_helper_unload_wait(void);
 void rust_helper_kmemleak_not_leak(const void *ptr);
+bool rust_helper_try_module_get(struct module *module);
 
 #endif

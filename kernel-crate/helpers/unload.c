@@ -7,6 +7,7 @@
  */
 #include <linux/bug.h>
 #include <linux/kmemleak.h>
+#include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 
@@ -41,4 +42,9 @@ void rust_helper_unload_wait(void)
 void rust_helper_kmemleak_not_leak(const void *ptr)
 {
 	kmemleak_not_leak(ptr);
+}
+
+bool rust_helper_try_module_get(struct module *module)
+{
+	return try_module_get(module);
 }

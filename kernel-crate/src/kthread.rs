@@ -12,8 +12,8 @@
 //! cycle) is stopped by the module's exit, with a warning: every
 //! `KThread` is enrolled in the module's registry ([`crate::unload`]).
 //! A `KThread` dropped on its own thread (its closure held the last `Arc`
-//! of a cycle) cannot wait for itself: the thread idles after the closure
-//! until the module's exit stops it.
+//! of a cycle) cannot wait for itself: the thread holds the module until
+//! its closure returns, then ends by itself.
 //!
 //! Mainline Rust for Linux has no safe kernel-thread type: C's
 //! `kthread_run` and `kthread_stop` are called from `unsafe` code, which
@@ -24,11 +24,12 @@ use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void, CStr};
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
 
 use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
 use crate::error::{code::EPERM, from_err_ptr, Result};
+use crate::module::ThisModule;
 use crate::unload::{Entry, Ops};
 
 /// What a thread's start block holds whatever its closure: the thread
@@ -43,8 +44,9 @@ struct Head {
     /// Whether the thread took its closure.
     taken: AtomicBool,
     /// Whether the `KThread` was dropped on its own thread, which cannot
-    /// wait for itself: only the module's exit stops it then.
-    detached: AtomicBool,
+    /// wait for itself: [`ATTACHED`], [`DETACHED_EXIT`] or
+    /// [`DETACHED_IDLE`].
+    detached: AtomicU8,
     /// Takes and runs the closure: `run::<F>`.
     run: unsafe fn(*const Head),
     /// Frees the start block, and the closure if no thread took it:
@@ -58,6 +60,18 @@ struct Start<F> {
     head: Head,
     f: UnsafeCell<ManuallyDrop<F>>,
 }
+
+/// The `KThread` is alive, or was dropped on another thread.
+const ATTACHED: u8 = 0;
+/// The `KThread` was dropped on its own thread, which took a reference on
+/// the module: after the closure, the thread leaves the registry, frees its
+/// start block and exits through `__module_put_and_kthread_exit`, in core
+/// kernel code, so `rmmod` cannot free the module's text under it.
+const DETACHED_EXIT: u8 = 1;
+/// As [`DETACHED_EXIT`], but the module was already going (no reference):
+/// the thread idles after the closure until the module's exit stops it,
+/// quietly.
+const DETACHED_IDLE: u8 = 2;
 
 /// How the module's exit stops a leaked thread.
 static OPS: Ops = Ops {
@@ -113,7 +127,7 @@ impl KThread {
                     entry: Entry::new(&OPS),
                     task: AtomicPtr::new(core::ptr::null_mut()),
                     taken: AtomicBool::new(false),
-                    detached: AtomicBool::new(false),
+                    detached: AtomicU8::new(ATTACHED),
                     run: run::<F>,
                     free: drop_start::<F>,
                 },
@@ -177,9 +191,12 @@ impl Drop for KThread {
         if task == unsafe { bindings::rust_helper_get_current() } {
             // Dropped by its own closure (the last `Arc` of a cycle that
             // holds this `KThread`): `kthread_stop` would wait for this
-            // very thread. It stays enrolled and idles after the closure;
-            // the module's exit stops it, quietly.
-            h.detached.store(true, Ordering::Release);
+            // very thread. It ends by itself after the closure instead
+            // (see the states), holding the module until then.
+            // SAFETY: `THIS` is this module, alive while its code runs.
+            let held = unsafe { bindings::rust_helper_try_module_get(ThisModule::THIS.as_raw()) };
+            let state = if held { DETACHED_EXIT } else { DETACHED_IDLE };
+            h.detached.store(state, Ordering::Release);
             return;
         }
         // SAFETY: enrolled by `spawn` (type invariants); left once, here.
@@ -207,7 +224,7 @@ unsafe fn stop_leaked(e: *const Entry) {
     // SAFETY: the start block is live while the sweep holds its entry
     // (caller).
     let h = unsafe { &*head };
-    if !h.detached.load(Ordering::Acquire) {
+    if h.detached.load(Ordering::Acquire) == ATTACHED {
         h.entry.warn_leaked(c"stopping it");
     }
     // SAFETY: the thread has not exited: it waits for `kthread_stop`, and
@@ -271,6 +288,22 @@ unsafe extern "C" fn trampoline(head: *mut c_void) -> c_int {
         // SAFETY: `taken` was false: no one else took the closure, and
         // `run` is `run::<F>` of this `Start<F>`.
         unsafe { (h.run)(head) };
+    }
+    if h.detached.load(Ordering::Acquire) == DETACHED_EXIT {
+        // The `KThread` was dropped by the closure, which holds a reference
+        // on the module: the module's exit cannot have started, so the
+        // entry is still live and ours to take out.
+        // SAFETY: enrolled by `spawn`; its `KThread` is gone, so this is
+        // the only `leave`.
+        if unsafe { Entry::leave(&h.entry) } {
+            // SAFETY: nothing else uses the start block: its `KThread` is
+            // gone and the registry let go of it; `h` is not used after.
+            unsafe { (h.free)(head.cast_mut()) };
+            // SAFETY: puts the reference the drop took and ends the
+            // thread, in core kernel code: no code of the module runs
+            // after the reference is gone.
+            unsafe { bindings::__module_put_and_kthread_exit(ThisModule::THIS.as_raw(), 0) };
+        }
     }
     loop {
         // TASK_IDLE: sleeps like TASK_UNINTERRUPTIBLE (a pending signal

@@ -6,6 +6,11 @@
 //!   time) until it is stopped, `mem::forget`-ed. Before the fix, the
 //!   thread kept running after `rmmod` and woke up in freed module text
 //!   (an oops on the next instruction fetch).
+//! - `kthread_cycle=1`: a `KThread` kept in an `Arc` whose only other
+//!   owner is the thread's closure: when the closure ends it drops the
+//!   last `Arc`, and with it the `KThread`, on the thread itself. Before,
+//!   that drop called `kthread_stop` on its own thread and waited for
+//!   itself forever (a thread left in `D` after `rmmod`).
 //! - `leak_misc=1`: a misc device whose open data holds the `Arc` that holds the
 //!   registration (a cycle: never dropped). Before, the device stayed
 //!   registered after `rmmod`, and opening it read the freed module's
@@ -44,6 +49,11 @@ module! {
             permissions: 0o444,
             description: "Leak a running KThread (mem::forget)",
         },
+        kthread_cycle: bool {
+            default: false,
+            permissions: 0o444,
+            description: "Start a KThread whose closure holds the last Arc of a cycle through it",
+        },
         leak_misc: bool {
             default: false,
             permissions: 0o444,
@@ -60,6 +70,11 @@ module! {
             description: "Call kthread::allow_kill and flush_signals outside and inside a KThread",
         },
     },
+}
+
+/// A `KThread` in an `Arc` that its own closure holds.
+struct Cycle {
+    thread: Mutex<Option<KThread>>,
 }
 
 /// The files of the leaked misc device: nothing to do, the open is what
@@ -107,6 +122,22 @@ impl kernel::Module for LifeTests {
             })?;
             core::mem::forget(thread);
             pr_info!("kthread: forgotten\n");
+        }
+        if *kthread_cycle.read() {
+            let cycle = Arc::pin_init(
+                pin_init!(Cycle {
+                    thread <- new_mutex!(None)
+                }),
+                GFP_KERNEL,
+            )?;
+            let last = cycle.clone();
+            let thread = KThread::spawn(c_str!("life-cycle"), move || {
+                delay::msleep(100);
+                pr_info!("cycle: dropping the last Arc\n");
+                drop(last);
+            })?;
+            *cycle.thread.lock() = Some(thread);
+            pr_info!("cycle: started\n");
         }
         if *leak_misc.read() {
             let holder = Arc::pin_init(
