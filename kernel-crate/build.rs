@@ -112,6 +112,7 @@ fn main() {
         .allowlist_function("kthread_should_stop")
         .allowlist_function("kthread_func")
         .allowlist_function("__module_put_and_kthread_exit")
+        .allowlist_function("module_put")
         .allowlist_function("wake_up_process")
         // Files and devices (src/file.rs, miscdev.rs, chrdev.rs, user.rs).
         .opaque_type("cdev")

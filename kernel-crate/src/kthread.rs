@@ -290,12 +290,13 @@ unsafe extern "C" fn trampoline(head: *mut c_void) -> c_int {
         unsafe { (h.run)(head) };
     }
     if h.detached.load(Ordering::Acquire) == DETACHED_EXIT {
-        // The `KThread` was dropped by the closure, which holds a reference
-        // on the module: the module's exit cannot have started, so the
-        // entry is still live and ours to take out.
-        // SAFETY: enrolled by `spawn`; its `KThread` is gone, so this is
-        // the only `leave`.
-        if unsafe { Entry::leave(&h.entry) } {
+        // The `KThread` was dropped by the closure, which took a reference
+        // on the module: the module's exit cannot have started. Only a
+        // failed init sweeps with references held (the kernel then frees
+        // the module regardless): the sweep stops this thread.
+        // SAFETY: enrolled by `spawn`; its `KThread` is gone, so no one
+        // else leaves it.
+        if unsafe { Entry::try_leave(&h.entry) } {
             // SAFETY: nothing else uses the start block: its `KThread` is
             // gone and the registry let go of it; `h` is not used after.
             unsafe { (h.free)(head.cast_mut()) };
@@ -304,6 +305,10 @@ unsafe extern "C" fn trampoline(head: *mut c_void) -> c_int {
             // after the reference is gone.
             unsafe { bindings::__module_put_and_kthread_exit(ThisModule::THIS.as_raw(), 0) };
         }
+        // The sweep of a failed init holds the entry and waits in
+        // `kthread_stop` for this thread, so the module's code stays.
+        // SAFETY: puts the reference the drop took.
+        unsafe { bindings::module_put(ThisModule::THIS.as_raw()) };
     }
     loop {
         // TASK_IDLE: sleeps like TASK_UNINTERRUPTIBLE (a pending signal

@@ -306,6 +306,27 @@ impl Entry {
         }
     }
 
+    /// Takes the entry out if it is live, without waiting: `false` if the
+    /// sweep holds it (it is stopping the value now).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Entry::leave`], which is not called after a `true`.
+    pub(crate) unsafe fn try_leave(this: *const Entry) -> bool {
+        let e = this.cast_mut();
+        let mut g = Guard::lock();
+        // SAFETY: `e` is live (caller).
+        if unsafe { g.links(e) }.state != State::Live {
+            return false;
+        }
+        // SAFETY: on the live list (type invariants).
+        unsafe {
+            unlink(&mut g, e, State::Live);
+            g.links(e).state = State::Out;
+        }
+        true
+    }
+
     /// Marks the value as living in a heap block that starts at `alloc`
     /// and that only this crate allocated: if it is leaked, the exit tells
     /// kmemleak that the block is kept on purpose (the warning has said
