@@ -2121,7 +2121,7 @@ run = "insmod /lab/m.ko"
     fn unknown_step_key() {
         check(
             &format!("{HEAD}[[step]]\nname='a'\nrun='true'\nexpect='x'\n"),
-            expect!["error: line 7, column 1, at `expect`: unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `check_disk`, `points`, `depends`, `hint`, `kernel`, `failslab`, `differential`"],
+            expect!["error: line 7, column 1, at `expect`: unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `check_disk`, `points`, `depends`, `hint`, `kernel`, `failslab`, `differential`, `warns`"],
         );
     }
 
