@@ -17,8 +17,9 @@
 //!
 //! Mainline Rust for Linux has no safe kernel-thread type: C's
 //! `kthread_run` and `kthread_stop` are called from `unsafe` code, which
-//! answers for the thread's end. The 2021 RFC's `Task::spawn` detached
-//! the thread, with nothing to stop it at module exit.
+//! answers for the thread's end. The out-of-tree `rust` branch's
+//! `Task::spawn` ran a closure in a thread that could be detached, with
+//! nothing to stop it at module exit.
 
 use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void, CStr};
