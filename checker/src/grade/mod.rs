@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::plan::{Plan, Slot, StepId};
 use crate::spec::lab::{Lab, LabStep};
+use crate::tools::sandbox::Limit;
 use ::vm::Transcript;
 
 /// Why a step failed.
@@ -26,6 +27,14 @@ pub enum Failure {
     MissingExpected,
     /// The module did not build; nothing ran.
     BuildFailed,
+    /// The build or host step hit the sandbox's wall-clock limit and was
+    /// killed (see [`crate::tools::sandbox`]).
+    BuildTimedOut,
+    /// A process of the build or host step used up its CPU time.
+    BuildCpuTime,
+    /// A process of the build or host step could not get the memory it
+    /// asked for.
+    BuildOutOfMemory,
     /// The run hit its time limit while this step was running.
     TimedOut,
     /// The guest stopped (crash, panic, power-off) while this step was running.
@@ -39,15 +48,27 @@ pub enum Failure {
 
 impl Failure {
     /// Every failure, for reading a report back.
-    pub const ALL: [Failure; 7] = [
+    pub const ALL: [Failure; 10] = [
         Failure::Mismatch,
         Failure::MissingExpected,
         Failure::BuildFailed,
+        Failure::BuildTimedOut,
+        Failure::BuildCpuTime,
+        Failure::BuildOutOfMemory,
         Failure::TimedOut,
         Failure::GuestStopped,
         Failure::NotRun,
         Failure::KernelReport,
     ];
+
+    /// The failure of a step whose build hit the sandbox's `limit`.
+    pub fn of_limit(limit: Limit) -> Failure {
+        match limit {
+            Limit::WallClock => Failure::BuildTimedOut,
+            Limit::CpuTime => Failure::BuildCpuTime,
+            Limit::Memory => Failure::BuildOutOfMemory,
+        }
+    }
 
     /// The reason the reports give (`reason` in the JSON).
     pub fn reason(self) -> &'static str {
@@ -55,6 +76,9 @@ impl Failure {
             Failure::Mismatch => "the output differs from the expected snapshot",
             Failure::MissingExpected => "no expected snapshot",
             Failure::BuildFailed => "the module did not build",
+            Failure::BuildTimedOut => "the build timed out",
+            Failure::BuildCpuTime => "the build used too much CPU time",
+            Failure::BuildOutOfMemory => "the build used too much memory",
             Failure::TimedOut => "the time limit expired during this step",
             Failure::GuestStopped => "the guest stopped during this step",
             Failure::NotRun => "not run: an earlier step stopped the guest",
@@ -284,18 +308,20 @@ pub fn update_requested() -> bool {
     std::env::var_os("UPDATE_EXPECT").is_some()
 }
 
-/// Every guest step failed because the build failed.
-pub fn build_failed(lab: &Lab) -> Vec<StepGrade> {
-    failed_as_build(lab, |s| s.guest().is_some())
+/// Every guest step failed because the build failed, or hit the
+/// sandbox's `limit`.
+pub fn build_failed(lab: &Lab, limit: Option<Limit>) -> Vec<StepGrade> {
+    let why = limit.map_or(Failure::BuildFailed, Failure::of_limit);
+    failed_as(lab, why, |s| s.guest().is_some())
 }
 
 /// Every step, host steps included, failed as when the build fails: what
 /// a run stopped before anything was built gets (see `crate::spec::policy::gate`).
 pub fn all_build_failed(lab: &Lab) -> Vec<StepGrade> {
-    failed_as_build(lab, |_| true)
+    failed_as(lab, Failure::BuildFailed, |_| true)
 }
 
-fn failed_as_build(lab: &Lab, keep: impl Fn(&LabStep) -> bool) -> Vec<StepGrade> {
+fn failed_as(lab: &Lab, why: Failure, keep: impl Fn(&LabStep) -> bool) -> Vec<StepGrade> {
     lab.config
         .steps
         .iter()
@@ -303,7 +329,7 @@ fn failed_as_build(lab: &Lab, keep: impl Fn(&LabStep) -> bool) -> Vec<StepGrade>
         .filter(|(_, s)| keep(s))
         .map(|(i, _)| StepGrade {
             hint: None,
-            ..ungraded(lab, StepId(i), Status::Failed(Failure::BuildFailed))
+            ..ungraded(lab, StepId(i), Status::Failed(why))
         })
         .collect()
 }

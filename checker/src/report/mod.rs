@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::grade::{Failure, Score, Status, StepGrade};
 use crate::run::RunResult;
+use crate::tools::sandbox::Limit;
 
 /// What happened to a whole lab run, in one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,6 +34,12 @@ pub enum Kind {
     Failed,
     /// The module did not build.
     BuildFailed,
+    /// The build (or a host step) hit the sandbox's wall-clock limit.
+    BuildTimedOut,
+    /// A process of the build used up its CPU time.
+    BuildCpuTime,
+    /// A process of the build could not get the memory it asked for.
+    BuildOutOfMemory,
     /// The kernel reported an oops, BUG, WARNING or panic.
     Crash,
     /// The run hit its time limit.
@@ -52,6 +59,9 @@ impl Kind {
             Kind::Passed => "passed",
             Kind::Failed => "failed",
             Kind::BuildFailed => "build-failed",
+            Kind::BuildTimedOut => "build-timed-out",
+            Kind::BuildCpuTime => "build-cpu-time",
+            Kind::BuildOutOfMemory => "build-out-of-memory",
             Kind::Crash => "crash",
             Kind::TimedOut => "timed-out",
             Kind::GuestExited => "guest-exited",
@@ -247,6 +257,24 @@ pub fn verdict(r: &RunResult) -> Verdict {
         .and_then(|c| c.step.as_ref())
         .map(|(i, name)| format!("{:02} ({name})", i + 1));
     let v = |kind, step, line| Verdict { kind, step, line };
+    let limit_kind = |l: Limit| match l {
+        Limit::WallClock => Kind::BuildTimedOut,
+        Limit::CpuTime => Kind::BuildCpuTime,
+        Limit::Memory => Kind::BuildOutOfMemory,
+    };
+    if let (false, Some(limit)) = (r.build.ok, r.build.limit) {
+        return v(limit_kind(limit), None, None);
+    }
+    // A host step (a compile-fail build, a host test) that hit a limit.
+    let limit_hit = |g: &StepGrade| match g.status {
+        Status::Failed(Failure::BuildTimedOut) => Some(Kind::BuildTimedOut),
+        Status::Failed(Failure::BuildCpuTime) => Some(Kind::BuildCpuTime),
+        Status::Failed(Failure::BuildOutOfMemory) => Some(Kind::BuildOutOfMemory),
+        _ => None,
+    };
+    if let Some((kind, g)) = (r.steps.iter()).find_map(|g| limit_hit(g).map(|k| (k, g))) {
+        return v(kind, Some(g.label()), None);
+    }
     if !r.build.ok {
         return v(Kind::BuildFailed, None, None);
     }

@@ -258,6 +258,9 @@ fn status_note(status: &Status, expected: &Path) -> String {
             rel(expected)
         ),
         Status::Failed(Failure::BuildFailed) => "  (build failed)".into(),
+        Status::Failed(
+            f @ (Failure::BuildTimedOut | Failure::BuildCpuTime | Failure::BuildOutOfMemory),
+        ) => format!("  ({})", f.reason().trim_start_matches("the ")),
         Status::Failed(Failure::TimedOut) => "  (time-out)".into(),
         Status::Failed(Failure::GuestStopped) => "  (the guest stopped during this step)".into(),
         Status::Failed(Failure::NotRun) => "  (not run)".into(),
@@ -407,6 +410,7 @@ mod tests {
                 ok: true,
                 time: Duration::from_millis(1500),
                 log: "/nowhere/build.log".into(),
+                limit: None,
             },
             steps: vec![
                 step(0, "load", Status::Passed),

@@ -29,11 +29,12 @@
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use anyhow::{Context, Result};
 
 use crate::spec::lab::Lab;
+use crate::tools::sandbox::{Finished, Sandbox};
 use crate::tools::setup::Toolchain;
 
 /// The build of a compile-fail case: the lab's own build
@@ -46,29 +47,28 @@ pub fn command(lab: &Lab, tc: &Toolchain, case_path: &Path, solution: bool) -> C
 }
 
 /// Builds the lab's crate with `case` (a path relative to the lab folder)
-/// compiled in; the full output goes to `log`. Returns make's exit status
-/// and the output.
+/// compiled in, in `sandbox` (which also reads the case, wherever it
+/// is); the full output goes to `log`. Returns how the build ended and
+/// its output.
 pub fn build(
+    sandbox: &Sandbox,
     lab: &Lab,
     tc: &Toolchain,
     case: &str,
     solution: bool,
     log: &Path,
-) -> Result<(i32, String)> {
+) -> Result<(Finished, String)> {
     let case_path = lab.dir.join(case);
     let case_path = case_path
         .canonicalize()
         .with_context(|| format!("compile-fail case {} not found", case_path.display()))?;
-    let file = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
-    let status = command(lab, tc, &case_path, solution)
-        .env("CARGO_TERM_COLOR", "never")
-        .stdin(Stdio::null())
-        .stdout(file.try_clone()?)
-        .stderr(file)
-        .status()
-        .context("cannot run make")?;
+    let mut cmd = command(lab, tc, &case_path, solution);
+    cmd.env("CARGO_TERM_COLOR", "never");
+    let mut sandbox = sandbox.clone();
+    sandbox.readable.push(case_path.clone());
+    let done = sandbox.run(&cmd, log)?;
     let output = fs::read_to_string(log).unwrap_or_default();
-    Ok((status.code().unwrap_or(-1), output))
+    Ok((done, output))
 }
 
 /// The snapshot text of a compile-fail step.

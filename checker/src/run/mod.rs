@@ -11,7 +11,7 @@ pub mod events;
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ::vm::accel::{self, Accel, AccelChoice};
@@ -25,6 +25,7 @@ use crate::run::events::{Event, Reporter};
 use crate::spec::devices;
 use crate::spec::lab::{self, Lab};
 use crate::tools::debugkernel::KernelChoice;
+use crate::tools::sandbox::{self, Limit, Sandbox};
 use crate::tools::setup::{self, Toolchain};
 
 /// Guest memory, MiB.
@@ -160,6 +161,10 @@ pub struct BuildOutcome {
     pub time: Duration,
     /// The build log.
     pub log: PathBuf,
+    /// The sandbox's limit the build hit (it was killed, or a process
+    /// ran out of CPU time or memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<Limit>,
 }
 
 /// The result of one lab run: what every reporter reads.
@@ -228,7 +233,8 @@ fn work_dir(root: Option<&Path>, lab: &Lab, solution: bool) -> PathBuf {
     base.join(format!("{}-{variant}", lab.name))
 }
 
-/// Builds the lab's modules with Kbuild; the log goes to `log`.
+/// Builds the lab's modules with Kbuild in the [`Sandbox`] of its
+/// workspace; the log goes to `log`.
 pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<BuildOutcome> {
     if let Some(dir) = log.parent() {
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -237,15 +243,10 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
     for m in &lab.config.modules {
         let _ = fs::remove_file(lab.dir.join(format!("{m}.ko")));
     }
-    let file = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
-    let mut cmd = crate::tools::exec::make(&lab.dir, tc, solution);
-    let started = Instant::now();
-    let status = cmd
-        .stdin(Stdio::null())
-        .stdout(file.try_clone()?)
-        .stderr(file)
-        .status()
-        .context("cannot run make: install make (`make setup`)")?;
+    let root = crate::tools::workspace::enclosing(&lab.dir);
+    sandbox::fetch(&root);
+    let cmd = crate::tools::exec::make(&lab.dir, tc, solution);
+    let done = Sandbox::for_lab(&root, lab, tc).run(&cmd, log)?;
     if vm::interrupted() {
         return Err(Interrupted.into());
     }
@@ -254,7 +255,7 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
         .modules
         .iter()
         .all(|m| lab.dir.join(format!("{m}.ko")).is_file());
-    if status.success() && !produced {
+    if done.success() && !produced {
         let mut f = fs::OpenOptions::new().append(true).open(log)?;
         let _ = writeln!(
             f,
@@ -268,14 +269,15 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
         );
     }
     // Every module built must be free of allocation-failure panic paths.
-    let clean = status.success()
+    let clean = done.success()
         && produced
         && crate::run::buildcheck::check_modules(&lab.dir, &lab.config.modules, log)?
         && crate::spec::policy::sources_gate(lab, tc, solution, log)?;
     Ok(BuildOutcome {
-        ok: status.success() && produced && clean,
-        time: started.elapsed(),
+        ok: done.success() && produced && clean,
+        time: done.time,
         log: log.to_path_buf(),
+        limit: done.limit,
     })
 }
 
@@ -418,7 +420,8 @@ fn lab_folder(req: &LabRequest, root: &Result<PathBuf>) -> Result<(PathBuf, Stri
 }
 
 /// Runs the host steps of `plan` one by one in `dir`, the workspace root,
-/// and grades them. Each step's output goes to `<work>/NN-name.log`.
+/// each in the [`Sandbox`] of that workspace, and grades them. Each
+/// step's output goes to `<work>/NN-name.log`.
 pub fn run_host_steps(
     dir: &Path,
     lab: &Lab,
@@ -429,6 +432,8 @@ pub fn run_host_steps(
     out: &mut dyn Reporter,
 ) -> Result<Vec<StepGrade>> {
     let mut grades = Vec::new();
+    let sandbox = Sandbox::for_lab(dir, lab, tc);
+    let mut fetched = false;
     for &id in &plan.host {
         let step = &lab.config.steps[id.0];
         let case = step.compile_fail();
@@ -442,53 +447,57 @@ pub fn run_host_steps(
             name: step.name.clone(),
             compile_fail: case.is_some(),
         });
+        if !fetched {
+            sandbox::fetch(dir);
+            fetched = true;
+        }
         fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
         let log = work.join(step.expected_file_name(id.0).replace(".txt", ".log"));
-        let started = Instant::now();
-        let (status, output) = match (case, command) {
+        let (done, output) = match (case, command) {
             (Some(case), _) => {
-                let (status, output) =
-                    crate::run::compilefail::build(lab, tc, case, solution, &log)?;
+                let (done, output) =
+                    crate::run::compilefail::build(&sandbox, lab, tc, case, solution, &log)?;
                 let root = lab.dir.parent().and_then(Path::parent).unwrap_or(dir);
-                (status, crate::run::compilefail::normalise(&output, root))
+                (done, crate::run::compilefail::normalise(&output, root))
             }
-            (None, Some(command)) => run_host_command(command, dir, &log)?,
+            (None, Some(command)) => run_host_command(&sandbox, command, dir, &log)?,
             (None, None) => unreachable!("skipped above"),
         };
-        if vm::interrupted() {
-            return Err(Interrupted.into());
-        }
-        let time = started.elapsed().as_secs_f64();
+        let time = done.time.as_secs_f64();
         out.event(&Event::HostStepDone { seconds: time });
         let run = HostRun {
-            status,
+            status: done.code,
             output,
             log,
             time,
         };
-        grades.push(grade::grade_host(lab, id, &run, grade::update_requested()));
+        let mut graded = grade::grade_host(lab, id, &run, grade::update_requested());
+        if let Some(limit) = done.limit {
+            graded.status = grade::Status::Failed(grade::Failure::of_limit(limit));
+        }
+        grades.push(graded);
     }
     Ok(grades)
 }
 
-/// Runs a host step's `sh -c command` in `dir`, its output into `log`;
-/// returns its exit status (-1 for a signal) and output.
-fn run_host_command(command: &str, dir: &Path, log: &Path) -> Result<(i32, String)> {
-    let file = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
-    let status = Command::new("sh")
-        .arg("-c")
+/// Runs a host step's `sh -c command` in `dir` in `sandbox`, its output
+/// into `log`; returns how it ended and its output.
+fn run_host_command(
+    sandbox: &Sandbox,
+    command: &str,
+    dir: &Path,
+    log: &Path,
+) -> Result<(sandbox::Finished, String)> {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
         .arg(command)
         .current_dir(dir)
-        // The lab's snapshots are refreshed, never the tests' own.
-        .env_remove("UPDATE_EXPECT")
-        .env("CARGO_TERM_COLOR", "never")
-        .stdin(Stdio::null())
-        .stdout(file.try_clone()?)
-        .stderr(file)
-        .status()
+        .env("CARGO_TERM_COLOR", "never");
+    let done = sandbox
+        .run(&cmd, log)
         .with_context(|| format!("cannot run sh -c {command:?}"))?;
     let output = fs::read_to_string(log).unwrap_or_default();
-    Ok((status.code().unwrap_or(-1), output))
+    Ok((done, output))
 }
 
 /// One lab run under way: what every phase needs.
@@ -619,7 +628,8 @@ impl LabRun<'_> {
             tail,
         });
         if !build.ok {
-            return Ok(self.stopped(build, [host_steps, grade::build_failed(lab)].concat()));
+            let failed = grade::build_failed(lab, build.limit);
+            return Ok(self.stopped(build, [host_steps, failed].concat()));
         }
         self.boot_and_grade(build, host_steps, &ref_dir, out)
     }

@@ -196,6 +196,13 @@ pub struct LabConfig {
     pub timeout: Option<u64>,
     /// Guest memory in MiB (see [`crate::spec::devices`]).
     pub memory: Option<u32>,
+    /// Wall-clock limit of each sandboxed build and host step, in
+    /// seconds (see [`crate::tools::sandbox`]; default
+    /// [`crate::tools::sandbox::DEFAULT_BUILD_TIMEOUT_SECS`]).
+    pub build_timeout: Option<u64>,
+    /// Address-space limit of each process of a build, in MiB (default
+    /// [`crate::tools::sandbox::DEFAULT_BUILD_MEMORY_MIB`]).
+    pub build_memory: Option<u64>,
     /// `[[disk]]`: disks the host makes for the guest.
     #[serde(default, rename = "disk")]
     pub disks: Vec<DiskSpec>,
@@ -1670,6 +1677,8 @@ hint = "Does exit unregister?"
                         30,
                     ),
                     memory: None,
+                    build_timeout: None,
+                    build_memory: None,
                     disks: [],
                     nvme: [],
                     random: {},
@@ -2076,7 +2085,7 @@ run = "insmod /lab/m.ko"
               |
             4 | cpus=1
               | ^^^^
-            unknown field `cpus`, expected one of `title`, `chapter`, `modules`, `programs`, `image_modules`, `student`, `solution_dir`, `allow`, `smp`, `timeout`, `memory`, `disk`, `nvme`, `random`, `step`
+            unknown field `cpus`, expected one of `title`, `chapter`, `modules`, `programs`, `image_modules`, `student`, `solution_dir`, `allow`, `smp`, `timeout`, `memory`, `build_timeout`, `build_memory`, `disk`, `nvme`, `random`, `step`
         "#]]
         .assert_eq(&format!("error: {e:#}"));
     }

@@ -766,6 +766,7 @@ pub fn gate(
         ok: false,
         time: checked.time,
         log: log.to_path_buf(),
+        limit: None,
     }))
 }
 

@@ -1,6 +1,7 @@
 //! What the pipeline stands on, and the commands around it: what the
 //! machine has ([`probe`]), installing it and checking it ([`setup`],
-//! [`doctor`]), `make` for Kbuild ([`exec`]), the debug kernel's
+//! [`doctor`]), `make` for Kbuild ([`exec`]), the sandbox every build of
+//! a student's code runs in ([`sandbox`]), the debug kernel's
 //! toolchain ([`debugkernel`]), the API reference ([`docs`]), the kernel
 //! crate's doc examples in the guest ([`doctests`]), `make sizes`
 //! ([`sizes`]), `checker bench-binder` ([`binderbench`]) and `checker
@@ -20,6 +21,7 @@ pub mod mdbook;
 pub mod newdriver;
 pub mod nvmebench;
 pub mod probe;
+pub mod sandbox;
 pub mod setup;
 pub mod sizes;
 pub mod skeleton;

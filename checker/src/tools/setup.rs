@@ -48,6 +48,9 @@ pub const LAB_PACKAGES: PackageSet = PackageSet {
         "bc",
         // `xz` unpacks the guest kernel once, see [`extract_vmlinux`].
         "xz-utils",
+        // The sandbox of every build of a student's code (`bwrap`, see
+        // crate::tools::sandbox); `prlimit` is util-linux's, always there.
+        "bubblewrap",
     ],
     retry: "make setup",
 };

@@ -29,6 +29,17 @@ pub fn source_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// The workspace `dir` is in: its nearest ancestor holding `Cargo.toml`
+/// and `labs/` (a lab folder's checkout, or a student's graded
+/// workspace), else `dir` itself (a driver with a workspace of its own).
+pub fn enclosing(dir: &Path) -> PathBuf {
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    dir.ancestors()
+        .find(|d| is_root(d))
+        .unwrap_or(&dir)
+        .to_path_buf()
+}
+
 fn is_root(dir: &Path) -> bool {
     dir.join("Cargo.toml").is_file() && dir.join("labs").is_dir()
 }
