@@ -150,6 +150,11 @@ pub struct LabRequest {
     /// grade`, which builds them once for all students).
     #[arg(long, hide = true, value_name = "PATH")]
     pub reference: Option<PathBuf>,
+    /// Wall-clock limit of the build and of each host step, seconds
+    /// (default: the lab's `build_timeout`, else 600).
+    #[arg(long, value_name = "SECS")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_timeout: Option<u64>,
 }
 
 /// How the build went.
@@ -336,6 +341,9 @@ fn load_requested(req: &LabRequest, root: &Result<PathBuf>, out: &mut dyn Report
     let mut lab = Lab::load(&dir)?;
     lab.name = name;
     lab.config.expected_dir = req.expected_dir.clone();
+    if let Some(secs) = req.build_timeout {
+        lab.config.build_timeout = Some(secs);
+    }
     if let Some(extra) = &req.extra {
         // Absolute: UPDATE_EXPECT writes the snapshots relative to it.
         let extra = extra

@@ -270,18 +270,24 @@ impl Sandbox {
             w.args(["--ro-bind-try", etc, etc]);
         }
         w.args(["--dev", "/dev", "--proc", "/proc"]);
+        // First: the folders bound next may be under /tmp (a test's).
+        w.arg("--bind").arg(&self.scratch).arg("/tmp");
         for p in &self.readable {
             w.arg("--ro-bind-try").arg(p).arg(p);
         }
         for p in &self.writable {
             w.arg("--bind").arg(p).arg(p);
         }
-        w.arg("--bind").arg(&self.scratch).arg("/tmp");
         w.arg("--clearenv")
             .args(["--setenv", "HOME", "/tmp"])
             .args(["--setenv".as_ref(), "PATH".as_ref(), self.path.as_os_str()]);
-        let set = self.env.iter().map(|(k, v)| (OsString::from(k), Some(v.clone())));
-        let given = cmd.get_envs().map(|(k, v)| (k.to_owned(), v.map(|v| v.to_owned())));
+        let set = self
+            .env
+            .iter()
+            .map(|(k, v)| (OsString::from(k), Some(v.clone())));
+        let given = cmd
+            .get_envs()
+            .map(|(k, v)| (k.to_owned(), v.map(|v| v.to_owned())));
         for (k, v) in set.chain(given) {
             if let Some(v) = v {
                 w.arg("--setenv").arg(k).arg(v);
@@ -405,7 +411,10 @@ pub fn limit_in(output: &str) -> Option<Limit> {
 /// when they are there; a failure is left for the build to report.
 pub fn fetch(root: &Path) {
     let target = ["--target", "x86_64-unknown-none"];
-    for args in [&[][..], &["-Zbuild-std=core,compiler_builtins", target[0], target[1]]] {
+    for args in [
+        &[][..],
+        &["-Zbuild-std=core,compiler_builtins", target[0], target[1]],
+    ] {
         let _ = Command::new("cargo")
             .arg("fetch")
             .args(args)
@@ -475,15 +484,21 @@ mod tests {
         );
         let sb = Sandbox::for_lab(&ws, &lab, &toolchain());
         let course = course.canonicalize().unwrap();
-        assert!(sb.writable.iter().all(|p| p.starts_with(&ws)
-            || p.starts_with(ws.canonicalize().unwrap())));
+        assert!(sb
+            .writable
+            .iter()
+            .all(|p| p.starts_with(&ws) || p.starts_with(ws.canonicalize().unwrap())));
         assert!(sb.readable.contains(&course.join("kernel-crate")));
         assert!(!sb.readable.iter().chain(&sb.writable).any(|p| p == &course));
-        assert!(sb.readable.contains(&PathBuf::from("/usr/src/linux-headers-6.1.0-57-amd64")));
+        assert!(sb
+            .readable
+            .contains(&PathBuf::from("/usr/src/linux-headers-6.1.0-57-amd64")));
         assert!(sb.readable.contains(&PathBuf::from("/cache")));
         // Of the cargo home, never the credentials.
-        assert!(!sb.readable.iter().any(|p| p.ends_with(".cargo")
-            || p.ends_with("credentials.toml")));
+        assert!(!sb
+            .readable
+            .iter()
+            .any(|p| p.ends_with(".cargo") || p.ends_with("credentials.toml")));
     }
 
     #[test]
@@ -521,8 +536,14 @@ mod tests {
     #[test]
     fn limits_are_read_from_whole_lines() {
         let cases = [
-            ("memory allocation of 8589934592 bytes failed\n", Some(Limit::Memory)),
-            ("LLVM ERROR: out of memory\nAllocation failed\n", Some(Limit::Memory)),
+            (
+                "memory allocation of 8589934592 bytes failed\n",
+                Some(Limit::Memory),
+            ),
+            (
+                "LLVM ERROR: out of memory\nAllocation failed\n",
+                Some(Limit::Memory),
+            ),
             (
                 "error: could not compile `x`\nCaused by:\n  process didn't exit successfully: \
                  `rustc` (signal: 24, SIGXCPU: CPU time limit exceeded)\n",
@@ -530,7 +551,10 @@ mod tests {
             ),
             ("make: *** [all] Error 2\n", None),
             // A student's line, quoted by rustc, is not the tool's.
-            ("12 | // memory allocation of 1 bytes failed\n   | Cannot allocate memory\n", None),
+            (
+                "12 | // memory allocation of 1 bytes failed\n   | Cannot allocate memory\n",
+                None,
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(limit_in(text), want, "{text}");
@@ -539,7 +563,9 @@ mod tests {
 
     #[test]
     fn a_failure_of_bwrap_itself_is_told_apart() {
-        assert!(sandbox_failed(b"bwrap: No permissions to creating new namespace\n"));
+        assert!(sandbox_failed(
+            b"bwrap: No permissions to creating new namespace\n"
+        ));
         assert!(!sandbox_failed(b"bwrap: x\nmake: Entering directory\n"));
         assert!(!sandbox_failed(b"make: Entering directory\n"));
     }
