@@ -239,9 +239,13 @@ fn hostile_submissions_are_stopped_by_the_sandbox() {
     let root = checker::tools::workspace::source_root();
     let subs = find_submissions(&root.join("checker/tests/submissions")).unwrap();
     let sub = |name: &str| subs.iter().find(|s| s.student == name).unwrap().clone();
-    let work = tempfile::tempdir().unwrap();
-    let hostile = prepare(&root, &sub("hostile-macro-lab-02"), work.path(), &[]).unwrap();
-    let endless = prepare(&root, &sub("endless-build"), work.path(), &[]).unwrap();
+    // Where `checker grade` puts them: `<course>/target/checker/grade/work`.
+    let scratch = root.join("target/checker");
+    fs::create_dir_all(&scratch).unwrap();
+    let work = tempfile::tempdir_in(&scratch).unwrap();
+    let work_dir = work.path().join("work");
+    let hostile = prepare(&root, &sub("hostile-macro-lab-02"), &work_dir, &[]).unwrap();
+    let endless = prepare(&root, &sub("endless-build"), &work_dir, &[]).unwrap();
     let markers = [
         hostile.workspace.parent().unwrap().join("pwned"),
         root.join("pwned-lab-02"),
