@@ -188,7 +188,8 @@ fn a_build_that_wants_too_much_memory_gets_its_own_verdict() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let build_rs = "fn main() {\n    let v: Vec<u8> = Vec::with_capacity(64 << 30);\n    \
+    // 3 GiB: more than the limit, less than the control's machine gives.
+    let build_rs = "fn main() {\n    let v: Vec<u8> = Vec::with_capacity(3 << 30);\n    \
                     std::hint::black_box(&v);\n}\n";
     let (ws, lab) = workspace(d.path(), &[("build.rs", build_rs)], "build_memory = 2048");
     let sandbox = Sandbox::for_lab(&ws, &lab, &toolchain(d.path()));

@@ -51,9 +51,11 @@ use crate::tools::setup::Toolchain;
 /// crate from scratch) takes 1-3 minutes on a busy 2-core machine.
 pub const DEFAULT_BUILD_TIMEOUT_SECS: u64 = 600;
 /// A process's address-space limit when its `lab.toml` sets none
-/// (`build_memory`), MiB: rustc and LLVM building the kernel crate with
-/// fat LTO map about 1.5 GiB.
-pub const DEFAULT_BUILD_MEMORY_MIB: u64 = 4096;
+/// (`build_memory`), MiB. Address space, not memory used: the allocator
+/// reserves far more than it touches, and more on a machine with more
+/// cores (an arena and a stack per thread); the builds of every lab pass
+/// with half of it on 2 cores.
+pub const DEFAULT_BUILD_MEMORY_MIB: u64 = 8192;
 /// The largest file a sandboxed process may write, MiB: a module and its
 /// cargo artefacts are a few MiB each; the kernel crate's rlib about 60.
 pub const FILE_SIZE_MIB: u64 = 1024;
@@ -140,8 +142,8 @@ pub struct Sandbox {
     /// Folders and files it may read (toolchain, kernel tree, cache, the
     /// course folders the workspace links to).
     pub readable: Vec<PathBuf>,
-    /// Its `/tmp` and `$HOME`: a scratch folder, emptied before each
-    /// command.
+    /// Where each command gets its `/tmp` and `$HOME`: a new folder in
+    /// here, removed after it (runs of a batch share a workspace).
     pub scratch: PathBuf,
     /// Environment variables besides `PATH` and `HOME`.
     pub env: Vec<(String, OsString)>,
@@ -220,7 +222,7 @@ impl Sandbox {
         if let Some(target) = &tc.rust_target_dir {
             writable.extend(both_forms(target));
         }
-        let scratch = absolute(root).join("target").join("sandbox-tmp");
+        let scratch = absolute(root).join("target");
         let mut env = vec![
             ("RUSTUP_HOME".to_owned(), rustup.into_os_string()),
             ("CARGO_HOME".to_owned(), cargo.clone().into_os_string()),
@@ -245,6 +247,11 @@ impl Sandbox {
     /// (its program, arguments, folder and the variables it sets) in the
     /// sandbox.
     pub fn wrap(&self, cmd: &Command) -> Command {
+        self.wrap_with_tmp(cmd, &self.scratch.join("sandbox-tmp"))
+    }
+
+    /// [`Sandbox::wrap`] with `tmp` as the sandbox's `/tmp`.
+    fn wrap_with_tmp(&self, cmd: &Command, tmp: &Path) -> Command {
         let l = &self.limits;
         let mut w = Command::new("prlimit");
         w.arg(format!("--cpu={}:{}", l.cpu.as_secs(), l.cpu.as_secs() + 5))
@@ -271,7 +278,7 @@ impl Sandbox {
         }
         w.args(["--dev", "/dev", "--proc", "/proc"]);
         // First: the folders bound next may be under /tmp (a test's).
-        w.arg("--bind").arg(&self.scratch).arg("/tmp");
+        w.arg("--bind").arg(tmp).arg("/tmp");
         for p in &self.readable {
             w.arg("--ro-bind-try").arg(p).arg(p);
         }
@@ -304,17 +311,17 @@ impl Sandbox {
     /// `log`; kills it at the wall-clock limit. The limit it hit, if any,
     /// is in the result, and said at the end of `log`.
     pub fn run(&self, cmd: &Command, log: &Path) -> Result<Finished> {
-        if self.scratch.exists() {
-            fs::remove_dir_all(&self.scratch)
-                .with_context(|| format!("cannot empty {}", self.scratch.display()))?;
-        }
         fs::create_dir_all(&self.scratch)
             .with_context(|| format!("cannot create {}", self.scratch.display()))?;
+        let tmp = tempfile::Builder::new()
+            .prefix("sandbox-tmp-")
+            .tempdir_in(&self.scratch)
+            .with_context(|| format!("cannot create a folder in {}", self.scratch.display()))?;
         let file =
             fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
         let started = Instant::now();
         let mut child = self
-            .wrap(cmd)
+            .wrap_with_tmp(cmd, tmp.path())
             .stdin(Stdio::null())
             .stdout(file.try_clone()?)
             .stderr(file)
@@ -521,7 +528,7 @@ mod tests {
         let line = args.join(" ");
         assert_eq!(w.get_program(), "prlimit");
         for want in [
-            "--cpu=14:19 --as=4294967296",
+            "--cpu=14:19 --as=8589934592",
             "-- bwrap --unshare-all --die-with-parent --new-session --uid 65534 --gid 65534",
             "--bind /w /w",
             "--clearenv --setenv HOME /tmp",
