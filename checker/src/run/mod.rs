@@ -1201,6 +1201,7 @@ mod tests {
                 ok: true,
                 time: Duration::ZERO,
                 log: PathBuf::new(),
+                limit: None,
             },
             steps,
             crash: None,
