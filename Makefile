@@ -7,6 +7,7 @@
 #   make lab-04 SEED=42       draw the random steps' inputs from seed 42 again
 #   make vm-debug             build the debug kernel (cached; ~6 min cold)
 #   make watch-01             grade lab 01 again on every save
+#   make shell-01             lab 01's guest with a shell instead of its steps
 #   make check-all [J=2]      every lab, J at a time, with JSON/JUnit reports
 #   make doctor               check the set-up, say how to fix it
 #   make test                 everything CI runs
@@ -19,7 +20,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 CHECKER := cargo run --quiet --package checker --
 
-.PHONY: vm-debug test-debug soundness
+.PHONY: vm-debug test-debug soundness shell-check
 .PHONY: all setup sizes bench-binder bench-binder-smoke bench-nvme bench-nvme-smoke doc book book-check actionlint editor-check template-check doctests gradescope-check test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
 
 all:
@@ -33,6 +34,17 @@ lab-%:
 
 watch-%:
 	$(CHECKER) watch lab-$* $(if $(SOLUTION),--solution)
+
+shell-%:
+	$(CHECKER) shell lab-$* $(if $(SOLUTION),--solution) $(if $(KERNEL),--kernel $(KERNEL))
+
+# `make shell-01`, scripted: the shell loads lab 01's module, shows its
+# greeting and exits, which must end the guest.
+shell-check:
+	@printf 'insmod /lab/hello.ko && dmesg | grep -c "Hello" | sed "s/^/shell-check: greetings /"\nrmmod hello && echo shell-check: unloaded\nexit\n' >target/shell-check.sh
+	$(CHECKER) shell lab-01 --solution --limit 300 --script target/shell-check.sh | tee target/shell-check.log
+	@grep -q '^shell-check: greetings [1-9]' target/shell-check.log && grep -q '^shell-check: unloaded' target/shell-check.log && \
+		echo "shell-check: the guest's shell ran the script and powered off"
 
 check-all:
 	$(CHECKER) run --all $(if $(SOLUTION),--solution) $(if $(J),-j $(J))
@@ -134,7 +146,7 @@ editor-check:
 	cargo check --quiet --workspace --exclude checker --exclude vm --target x86_64-unknown-none
 
 # `make test` runs these in order and prints the time each took.
-TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify bench-binder-smoke bench-nvme-smoke template-check doctests gradescope-check submission-scores fixtures vm-debug test-debug
+TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify shell-check bench-binder-smoke bench-nvme-smoke template-check doctests gradescope-check submission-scores fixtures vm-debug test-debug
 
 test:
 	@set -e; all=$$(date +%s); for phase in $(TEST_PHASES); do \

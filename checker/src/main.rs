@@ -48,6 +48,19 @@ enum Cmd {
         #[arg(long, hide = true, value_name = "FILE")]
         result_json: Option<PathBuf>,
     },
+    /// Build a lab as `lab` does and boot its guest with a shell on this
+    /// terminal instead of its steps: your modules in /lab, `exit` to end.
+    Shell {
+        #[command(flatten)]
+        request: LabRequest,
+        /// Kill the guest after this many seconds (default: never).
+        #[arg(long, value_name = "SECS")]
+        limit: Option<u64>,
+        /// Type the lines of this file into the shell instead of reading
+        /// the terminal (for tests); the console still goes to stdout.
+        #[arg(long, value_name = "FILE")]
+        script: Option<PathBuf>,
+    },
     /// A child run of `checker run`, `grade` or `fixtures`: reads its
     /// request (JSON) on standard input, streams its events (JSON lines)
     /// on standard output.
@@ -177,6 +190,11 @@ fn real_main(cli: Cli) -> Result<bool> {
             request,
             result_json,
         } => lab(&request, &mut Terminal::stdout(), result_json.as_deref()),
+        Cmd::Shell {
+            request,
+            limit,
+            script,
+        } => shell(&request, limit, script.as_deref()),
         Cmd::ChildRun => child_run(),
         Cmd::VmDebug => vm_debug(),
         Cmd::ResetPackages { image } => reset_packages(&image),
@@ -353,6 +371,16 @@ fn lab(req: &LabRequest, out: &mut dyn Reporter, result_json: Option<&Path>) -> 
         checker::report::LabResult::from_run(&result).write(path)?;
     }
     Ok(result.passed())
+}
+
+/// `checker shell`: see [`run::shell`].
+fn shell(request: &LabRequest, limit: Option<u64>, script: Option<&Path>) -> Result<bool> {
+    vm::install_interrupt_handler()?;
+    let script = script
+        .map(|f| std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display())))
+        .transpose()?;
+    let limit = limit.map(std::time::Duration::from_secs);
+    run::shell(request, limit, script.as_deref(), &mut Terminal::stdout())
 }
 
 /// `checker reset-packages --image FILE`.

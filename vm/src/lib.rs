@@ -12,6 +12,8 @@
 //! - [`image`]: modules from the guest kernel's own image.
 //! - [`disk`]: disk images for the guest's block devices (the pattern
 //!   image), and the host's scan of them after power-off.
+//! - [`shell`]: the same guest with a shell on the console instead of
+//!   steps (`checker shell`, `checker gdb`).
 //! - [`tools`]: the checker's own guest programs (`failslab`).
 //! - [`debugkernel`]: the debug kernel's build and cache.
 #![forbid(unsafe_code)]
@@ -27,6 +29,7 @@ pub mod disk;
 pub mod guest;
 pub mod image;
 pub mod qemu;
+pub mod shell;
 pub mod tools;
 
 pub use channel::{StepRecord, Transcript};

@@ -101,6 +101,18 @@ impl Drop for QemuGuard {
 /// QEMU's arguments for `guest`, booted with `initramfs`, the console
 /// written to `console` and the result channel to `results`.
 pub fn qemu_args(guest: &Guest, initramfs: &Path, console: &Path, results: &Path) -> Vec<String> {
+    let file = |p: &Path| format!("file:{}", p.display());
+    qemu_args_with(guest, initramfs, &file(console), &file(results))
+}
+
+/// [`qemu_args`] with QEMU character devices for the console and the
+/// result channel (`file:PATH`, `mon:stdio`, `null`).
+pub(crate) fn qemu_args_with(
+    guest: &Guest,
+    initramfs: &Path,
+    console: &str,
+    results: &str,
+) -> Vec<String> {
     let mut args: Vec<String> = guest.accel.qemu_args().map(String::from).to_vec();
     args.extend([
         "-m".into(),
@@ -119,9 +131,9 @@ pub fn qemu_args(guest: &Guest, initramfs: &Path, console: &Path, results: &Path
             .trim_end()
             .to_owned(),
         "-serial".into(),
-        format!("file:{}", console.display()),
+        console.into(),
         "-serial".into(),
-        format!("file:{}", results.display()),
+        results.into(),
     ]);
     args.extend(guest.devices.iter().flat_map(|d| d.qemu_args()));
     args

@@ -318,6 +318,16 @@ fn keep_modules(lab: &Lab, dir: &Path) -> Result<()> {
 /// run`, `grade` or `fixtures`): resolves and loads the lab, sets up the
 /// toolchain, then [`run_lab`].
 pub fn run_request(req: &LabRequest, out: &mut dyn Reporter) -> Result<RunResult> {
+    let (root, lab, tc, opts) = resolve(req, out)?;
+    run_lab(root.as_deref().ok(), &lab, &tc, &opts, out)
+}
+
+/// What a request names: the workspace root, the lab, the toolchain of
+/// the kernel it asks for, and the run's options.
+fn resolve(
+    req: &LabRequest,
+    out: &mut dyn Reporter,
+) -> Result<(Result<PathBuf>, Lab, Toolchain, LabOptions)> {
     let root = match &req.root {
         Some(r) => Ok(r.clone()),
         None => crate::tools::workspace::root(),
@@ -332,7 +342,24 @@ pub fn run_request(req: &LabRequest, out: &mut dyn Reporter) -> Result<RunResult
     let mut opts = req.guest.lab_options(req.solution, req.keep)?;
     opts.seed = req.seed;
     opts.reference = req.reference.clone();
-    run_lab(root.as_deref().ok(), &lab, &tc, &opts, out)
+    Ok((root, lab, tc, opts))
+}
+
+/// `checker shell`: builds the lab `req` names as `checker lab` does (the
+/// policy, the reference solution's modules for its differential steps,
+/// then the student's or the solution's), and boots its guest with a
+/// shell on this terminal instead of its steps (see [`vm::shell`]).
+/// `script`, for tests, is typed into the shell instead. Returns whether
+/// the build succeeded and the guest powered off normally.
+pub fn shell(
+    req: &LabRequest,
+    limit: Option<Duration>,
+    script: Option<&str>,
+    out: &mut dyn Reporter,
+) -> Result<bool> {
+    let (root, lab, tc, opts) = resolve(req, out)?;
+    let run = prepare(root.as_deref().ok(), &lab, &tc, &opts, Instant::now(), out);
+    run.shell(limit, script, out)
 }
 
 /// The lab `req` names, with its extra steps and cut at its `--step`.
@@ -617,9 +644,26 @@ impl LabRun<'_> {
             &self.work,
             out,
         )?;
+        let (build, ref_dir) = self.build_modules(&build_log, out)?;
+        if !build.ok {
+            let failed = grade::build_failed(lab, build.limit);
+            return Ok(self.stopped(build, [host_steps, failed].concat()));
+        }
+        self.boot_and_grade(build, host_steps, &ref_dir, out)
+    }
+
+    /// The reference solution's modules when the lab has differential
+    /// steps, then the lab's own; returns the build and the reference's
+    /// folder.
+    fn build_modules(
+        &self,
+        build_log: &Path,
+        out: &mut dyn Reporter,
+    ) -> Result<(BuildOutcome, PathBuf)> {
+        let lab = &self.lab;
         let ref_dir = self.reference_modules(out)?;
         out.event(&Event::Build { reference: false });
-        let build = build(lab, self.tc, self.opts.solution, &build_log)?;
+        let build = build(lab, self.tc, self.opts.solution, build_log)?;
         let reference_is_this = self.opts.solution && self.opts.reference.is_none();
         if build.ok && lab.has_differential() && reference_is_this {
             keep_modules(lab, &ref_dir)?;
@@ -635,11 +679,43 @@ impl LabRun<'_> {
             log: build.log.clone(),
             tail,
         });
-        if !build.ok {
-            let failed = grade::build_failed(lab, build.limit);
-            return Ok(self.stopped(build, [host_steps, failed].concat()));
+        Ok((build, ref_dir))
+    }
+
+    /// `checker shell` after the announcement: the policy, the build, and
+    /// the guest with a shell (see [`shell`]).
+    fn shell(
+        &self,
+        limit: Option<Duration>,
+        script: Option<&str>,
+        out: &mut dyn Reporter,
+    ) -> Result<bool> {
+        let lab = &self.lab;
+        let build_log = self.work.join("build.log");
+        if crate::spec::policy::gate(lab, self.opts.solution, &build_log, out)?.is_some() {
+            return Ok(false);
         }
-        self.boot_and_grade(build, host_steps, &ref_dir, out)
+        let (build, ref_dir) = self.build_modules(&build_log, out)?;
+        if !build.ok {
+            return Ok(false);
+        }
+        let tc = self.tc;
+        let (accel, _) = accel::choose(self.opts.accel, &tc.vmlinuz, &tc.cache);
+        let disk_dir = tempfile::Builder::new()
+            .prefix("checker-disks-")
+            .tempdir()?;
+        let (_disks, devices, files) =
+            devices::make(disk_dir.path(), &lab.config.disks, &lab.config.nvme)?;
+        let timeout = Duration::from_secs(self.timeout());
+        let guest = self.guest(&ref_dir, accel, timeout, (devices, files))?;
+        let banner = shell_banner(lab, &guest);
+        let opts = vm::shell::Options {
+            banner: &banner,
+            gdb_socket: None,
+            limit,
+            script,
+        };
+        Ok(vm::shell::run(&guest, &opts)?.success())
     }
 
     /// A run that stops before the guest boots: the build's outcome and
@@ -1042,6 +1118,33 @@ impl VerifyRow {
         }
         scored
     }
+}
+
+/// What the guest of `checker shell` prints before its prompt: what is in
+/// `/lab`, what to try, how to leave.
+fn shell_banner(lab: &Lab, guest: &vm::Guest) -> String {
+    let mine: Vec<String> = (guest.modules.iter())
+        .filter(|m| !m.name.contains('/'))
+        .map(|m| format!("/lab/{}.ko", m.name))
+        .collect();
+    let mut text = format!(
+        "\nchecker shell: {} ({}), a shell instead of its steps.\n",
+        lab.name, lab.config.title
+    );
+    text += &format!("  your modules: {}\n", mine.join(" "));
+    if guest.modules.iter().any(|m| m.name.contains('/')) {
+        text += "  the reference solution's: /lab/ref/\n";
+    }
+    if let Some(first) = mine.first() {
+        let name = first.trim_start_matches("/lab/").trim_end_matches(".ko");
+        text += &format!("  try: insmod {first}; dmesg | tail; rmmod {name}\n");
+    }
+    text += &format!(
+        "  the steps `make {}` runs are in {}/lab.toml\n",
+        lab.name,
+        lab.dir.display()
+    );
+    text + "  `exit` powers the guest off (QEMU's monitor: Ctrl-A C; Ctrl-A X quits at once)\n"
 }
 
 /// `checker verify`: every lab's solution must pass, and no step of its
