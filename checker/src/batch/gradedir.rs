@@ -565,6 +565,10 @@ fn course_workspace(
         let name = entry.file_name();
         let n = name.to_string_lossy();
         let (src, dst) = (entry.path(), ws.join(&name));
+        // Not `.git` (a worktree's is a file naming the repository).
+        if n.starts_with('.') {
+            continue;
+        }
         if entry.file_type()?.is_file() && n != "Cargo.toml" {
             fs::copy(&src, &dst)?;
         } else if WORKSPACE_DIRS.contains(&n.as_ref()) && entry.file_type()?.is_dir() {
@@ -1083,6 +1087,7 @@ mod tests {
             &[
                 ("kernel-crate/src/lib.rs", "// kernel\n"),
                 ("Cargo.toml", "[workspace]\n"),
+                (".git", "gitdir: /course/.git/worktrees/course\n"),
                 (
                     "labs/lab-01/lab.toml",
                     "title='t'\nchapter='c.md'\nmodules=['m']\nstudent=['src/lib.rs']\n\
@@ -1156,6 +1161,7 @@ mod tests {
     fn no_answer_in_the_workspace(p: &Prepared) {
         let ws = &p.workspace;
         assert!(!ws.join("labs/lab-01/solution").exists());
+        assert!(!ws.join(".git").exists());
         let mark = fs::read_to_string(ws.join(WORKSPACE_MARK)).unwrap();
         assert!(
             mark.lines().any(|l| l == "labs/lab-01/src/module.rs"),
