@@ -723,8 +723,69 @@ pub fn prepare(root: &Path, sub: &Submission, work: &Path, only: &[String]) -> R
             .arg(&course_target)
             .arg(&dest)
             .status();
+        prune_target(&dest.join("x86_64-unknown-none"), &module_packages(root))?;
     }
     Ok(p)
+}
+
+/// The packages of the course's Cargo workspace that build modules (labs,
+/// their solutions, drivers): every member but the kernel crate, the
+/// module macro and the host tools.
+fn module_packages(root: &Path) -> Vec<String> {
+    let text = fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
+    let Ok(doc) = toml::from_str::<toml::Table>(&text) else {
+        return Vec::new();
+    };
+    let members = doc
+        .get("workspace")
+        .and_then(|w| w.get("members"))
+        .and_then(|m| m.as_array())
+        .cloned()
+        .unwrap_or_default();
+    members
+        .iter()
+        .filter_map(|m| m.as_str())
+        .filter(|m| m.starts_with("labs/") || m.starts_with("drivers/"))
+        .filter_map(|m| {
+            let manifest = fs::read_to_string(root.join(m).join("Cargo.toml")).ok()?;
+            let doc = toml::from_str::<toml::Table>(&manifest).ok()?;
+            Some(doc.get("package")?.get("name")?.as_str()?.to_owned())
+        })
+        .collect()
+}
+
+/// Removes from a seeded cargo target folder what the course's own builds
+/// of `packages` left there (the solutions' and the finished drivers'
+/// libraries, dep-info, fingerprints): the seed is for the kernel crate,
+/// and a compiled solution is an answer too.
+fn prune_target(dir: &Path, packages: &[String]) -> Result<()> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let bare = name.strip_prefix("lib").unwrap_or(&name);
+        let theirs = packages.iter().any(|p| {
+            let krate = p.replace('-', "_");
+            [p.as_str(), krate.as_str()].iter().any(|n| {
+                [name.as_str(), bare]
+                    .iter()
+                    .any(|f| f.strip_prefix(n).is_some_and(|r| r.starts_with(['-', '.'])))
+            })
+        });
+        let kind = entry.file_type()?;
+        if theirs {
+            if kind.is_dir() {
+                fs::remove_dir_all(entry.path())?;
+            } else {
+                fs::remove_file(entry.path())?;
+            }
+        } else if kind.is_dir() {
+            prune_target(&entry.path(), packages)?;
+        }
+    }
+    Ok(())
 }
 
 /// The child runs for `p`: one per lab, output and results under `out`.
@@ -1488,6 +1549,39 @@ mod tests {
             ]
         );
         assert_eq!(binary, ["labs/lab-01/blob.bin"]);
+    }
+
+    /// The seeded target keeps the kernel crate's units and loses the
+    /// course's builds of labs, solutions and drivers.
+    #[test]
+    fn a_seeded_target_holds_no_compiled_solution() {
+        let d = crate::testutil::tree(&[
+            ("kernel/liblab_01.a", ""),
+            ("kernel/liblab_01_solution.a", ""),
+            ("kernel/librust_binder-304c.a", ""),
+            ("kernel/deps/lab_01_solution-5d3.d", ""),
+            ("kernel/deps/libkernel-77a.rlib", ""),
+            ("kernel/.fingerprint/lab-01-solution-5d3/lib", ""),
+            ("kernel/.fingerprint/kernel-77a/lib", ""),
+            ("kernel/build/kernel-1f6/out/bindings.rs", ""),
+        ]);
+        let packages = [
+            "lab-01".into(),
+            "lab-01-solution".into(),
+            "rust-binder".into(),
+        ];
+        prune_target(d.path(), &packages).unwrap();
+        let mut left = Vec::new();
+        list_files(d.path(), Path::new(""), &mut left).unwrap();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "kernel/.fingerprint/kernel-77a/lib",
+                "kernel/build/kernel-1f6/out/bindings.rs",
+                "kernel/deps/libkernel-77a.rlib"
+            ]
+        );
     }
 
     #[test]
