@@ -30,7 +30,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Ident, Spacing, Span, TokenStream, TokenTree};
 use serde::Deserialize;
 use syn::visit::{self, Visit};
 
@@ -350,7 +350,9 @@ impl Checker<'_> {
         while i < tokens.len() {
             // `$m!(...)`, `$($m)*!(...)`: a macro named by a fragment.
             if let Some(end) = fragment_end(&tokens, i) {
-                if punct(end, '!') {
+                // `!`, not the `!=` of `$a != $b`.
+                let bang = matches!(tokens.get(end), Some(TokenTree::Punct(p)) if p.as_char() == '!' && p.spacing() == Spacing::Alone);
+                if bang {
                     self.report(
                         tokens[i].span(),
                         Rule::OpaqueMacros,
@@ -1231,6 +1233,7 @@ fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
         // paths, `#[doc = $d]`, forbidden names inside strings.
         check(
             "macro_rules! m { ($d:expr, $n:ident, $e:expr) => { #[doc = $d] fn $n() -> u32 { $crate::f($e) + g!($e) } }; }\n\
+             macro_rules! ne { ($a:expr, $b:expr) => { $a != $b && $($a)* != 0 }; }\n\
              m!(\"include_str env\", f, 1);\n",
             expect![""],
         );
