@@ -627,8 +627,8 @@ fn course_workspace(
          # student's. The compiler may read these and the student files the policy checked.\n",
     );
     for f in files {
-        mark.push_str(&f);
-        mark.push('\n');
+        let hash = policy::file_hash(&ws.join(&f));
+        mark.push_str(&format!("{f}\t{hash}\n"));
     }
     fs::write(ws.join(WORKSPACE_MARK), mark)?;
     Ok(())
@@ -1225,7 +1225,8 @@ mod tests {
         assert!(!ws.join(".git").exists());
         let mark = fs::read_to_string(ws.join(WORKSPACE_MARK)).unwrap();
         assert!(
-            mark.lines().any(|l| l == "labs/lab-01/src/module.rs"),
+            mark.lines()
+                .any(|l| l.starts_with("labs/lab-01/src/module.rs\t")),
             "{mark}"
         );
         assert!(!mark.contains("solution/"), "{mark}");

@@ -803,6 +803,18 @@ pub fn dep_info_paths(text: &str) -> Vec<PathBuf> {
     out
 }
 
+/// A file's contents hashed for a grading workspace's list of course
+/// files: `checker grade` writes it and its child runs (the same binary)
+/// compare, so a build that rewrote a course file in its workspace is
+/// caught. Not a cryptographic hash: the student's code cannot write files
+/// (no `std`, and the sandbox), this is a second line.
+pub fn file_hash(path: &Path) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    fs::read(path).ok().hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
 /// Where a build may read files outside the course's tree: the Rust
 /// toolchains (`core` from `rust-src`), Cargo's registry, the kernel's
 /// build tree and the checker's cache.
@@ -876,13 +888,17 @@ pub fn check_sources(
             }
         }
     }
-    let listed: Option<Vec<String>> =
+    // `path<TAB>hash` lines (a file listed without a hash is taken as is).
+    let listed: Option<Vec<(String, Option<String>)>> =
         fs::read_to_string(root.join(crate::spec::lab::GRADING_WORKSPACE))
             .ok()
             .map(|t| {
                 t.lines()
                     .filter(|l| !l.starts_with('#'))
-                    .map(str::to_owned)
+                    .map(|l| match l.split_once('\t') {
+                        Some((p, h)) => (p.to_owned(), Some(h.to_owned())),
+                        None => (l.to_owned(), None),
+                    })
                     .collect()
             });
     let mut found = Vec::new();
@@ -911,10 +927,14 @@ pub fn check_sources(
                 match forbidden.iter().find(|(f, _)| abs.starts_with(f)) {
                     Some((_, why)) => Some(*why),
                     None => match &listed {
-                        Some(list) if !list.iter().any(|l| Path::new(l) == rel) => {
-                            Some("not a course file")
-                        }
-                        _ => None,
+                        Some(list) => match list.iter().find(|(l, _)| Path::new(l) == rel) {
+                            None => Some("not a course file"),
+                            Some((_, Some(hash))) if *hash != file_hash(&abs) => {
+                                Some("a course file changed since the workspace was made")
+                            }
+                            Some(_) => None,
+                        },
+                        None => None,
                     },
                 }
             }
@@ -1398,11 +1418,21 @@ fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
         // In a grading workspace, only the files it was made with.
         fs::write(
             root.join(crate::spec::lab::GRADING_WORKSPACE),
-            "# list\nlabs/lab-01/src/module.rs\ndrivers/d/src/defs.rs\n",
+            format!(
+                "# list\nlabs/lab-01/src/module.rs\t{}\ndrivers/d/src/defs.rs\t{}\n",
+                file_hash(&root.join("labs/lab-01/src/module.rs")),
+                file_hash(&root.join("labs/lab-01/lab.toml")),
+            ),
         )
         .unwrap();
         let found = check(false);
-        assert_eq!(found.len(), 6, "{found:#?}");
+        assert_eq!(found.len(), 7, "{found:#?}");
+        assert!(
+            found[1].starts_with(
+                "drivers/d/src/defs.rs:1:1: read by the compiler, but a course file changed"
+            ),
+            "{found:#?}"
+        );
         assert!(
             found[0].starts_with(
                 "labs/lab-01/src/left.rs:1:1: read by the compiler, but not a course file"
