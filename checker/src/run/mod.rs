@@ -1100,7 +1100,15 @@ impl VerifyRow {
     /// The solution passes and no step that scores passes on the skeleton
     /// (a sample has only the first).
     pub fn ok(&self) -> bool {
-        self.solution.passed() && self.skeleton_points().is_empty()
+        self.solution.passed() && self.skeleton_builds() && self.skeleton_points().is_empty()
+    }
+
+    /// The skeleton builds (a sample has none). One that does not fails
+    /// every step whatever they check, which proves nothing: a student
+    /// who only made it build would get the points of every step that
+    /// does not run their code.
+    pub fn skeleton_builds(&self) -> bool {
+        self.skeleton.as_ref().is_none_or(|s| s.build.ok)
     }
 
     /// The skeleton's steps that score (`points` > 0) and pass: points a
@@ -1240,6 +1248,8 @@ pub fn verify_table(rows: &[VerifyRow]) -> String {
                 .map_or_else(|| "(sample: none)".into(), summary),
             if !row.solution.passed() {
                 "WRONG: the solution must pass"
+            } else if !row.skeleton_builds() {
+                "WRONG: the skeleton must build"
             } else if !scored.is_empty() {
                 "WRONG: the skeleton scores"
             } else {
@@ -1376,6 +1386,13 @@ mod tests {
         let mut free = row.clone();
         free.skeleton = Some(result(false, vec![step(0, "load", 0, true)]));
         assert!(!free.ok());
+        // A skeleton that does not build proves nothing.
+        let mut unbuilt = row.clone();
+        if let Some(s) = unbuilt.skeleton.as_mut() {
+            s.build.ok = false;
+        }
+        assert!(!unbuilt.ok());
+        assert!(verify_table(&[unbuilt]).contains("WRONG: the skeleton must build"));
         // A sample has no skeleton.
         let sample = VerifyRow {
             skeleton: None,

@@ -25,8 +25,8 @@
 #![no_std]
 
 use kernel::block::mq::{
-    Busy, GenDisk, GenDiskBuilder, Op, Operations, QueueMap, Queued, Request, TagSet, TagSetOptions,
-    TimedOut, TimeoutAction,
+    Busy, GenDisk, GenDiskBuilder, Op, Operations, QueueMap, Queued, Request, TagSet,
+    TagSetOptions, TimedOut, TimeoutAction,
 };
 use kernel::block::SECTOR_SHIFT;
 use kernel::kthread::KThread;
