@@ -414,15 +414,24 @@ pub fn limit_in(output: &str) -> Option<Limit> {
 
 /// Fetches the crates the workspace at `root` needs, the `core` crate's
 /// own included (`-Zbuild-std`), outside the sandbox, where the network
-/// is: inside, cargo finds them in `CARGO_HOME` and works offline. Fast
-/// when they are there; a failure is left for the build to report.
+/// is: inside, cargo finds them in `CARGO_HOME` and works offline. A
+/// failure is left for the build to report. Done once for each state of
+/// the lock file and the toolchain pin ([`fetch_key`]), remembered in
+/// `target/sandbox-fetched`: the two `cargo fetch` take most of the
+/// sandbox's cost (0.1-0.8 s).
 pub fn fetch(root: &Path) {
+    let stamp = root.join("target").join("sandbox-fetched");
+    let key = fetch_key(root);
+    if fs::read_to_string(&stamp).is_ok_and(|k| k == key) {
+        return;
+    }
     let target = ["--target", "x86_64-unknown-none"];
+    let mut ok = true;
     for args in [
         &[][..],
         &["-Zbuild-std=core,compiler_builtins", target[0], target[1]],
     ] {
-        let _ = Command::new("cargo")
+        ok &= Command::new("cargo")
             .arg("fetch")
             .args(args)
             .current_dir(root)
@@ -430,8 +439,24 @@ pub fn fetch(root: &Path) {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .status();
+            .status()
+            .is_ok_and(|s| s.success());
     }
+    // Cargo may have written the lock file: the key after the fetch.
+    if ok && fs::create_dir_all(stamp.parent().unwrap_or(root)).is_ok() {
+        let _ = fs::write(&stamp, fetch_key(root));
+    }
+}
+
+/// What the crates to fetch depend on: the lock file (its size and
+/// modification time) and the toolchain pin (`rust-toolchain.toml`, whose
+/// compiler's `core` has a lock file of its own).
+fn fetch_key(root: &Path) -> String {
+    let lock = fs::metadata(root.join("Cargo.lock"))
+        .ok()
+        .map(|m| (m.len(), m.modified().ok()));
+    let pin = fs::read_to_string(root.join("rust-toolchain.toml")).unwrap_or_default();
+    format!("{lock:?}\n{pin}")
 }
 
 #[cfg(test)]
@@ -566,6 +591,19 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(limit_in(text), want, "{text}");
         }
+    }
+
+    #[test]
+    fn crates_are_fetched_again_when_the_lock_file_or_the_pin_changes() {
+        let d = tempfile::tempdir().unwrap();
+        fs::write(d.path().join("Cargo.lock"), "a").unwrap();
+        let first = fetch_key(d.path());
+        assert_eq!(fetch_key(d.path()), first);
+        fs::write(d.path().join("Cargo.lock"), "ab").unwrap();
+        let second = fetch_key(d.path());
+        assert_ne!(second, first);
+        fs::write(d.path().join("rust-toolchain.toml"), "channel = \"1.95.0\"").unwrap();
+        assert_ne!(fetch_key(d.path()), second);
     }
 
     #[test]
