@@ -1,1 +1,0 @@
-#include "/work/wt-block/kernel-crate/helpers/helpers.c"

@@ -1,1 +1,0 @@
-#include "/work/wt-mem/kernel-crate/helpers/helpers.c"
