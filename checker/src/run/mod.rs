@@ -495,7 +495,7 @@ pub fn run_host_steps(
                 let root = lab.dir.parent().and_then(Path::parent).unwrap_or(dir);
                 (done, crate::run::compilefail::normalise(&output, root))
             }
-            (None, Some(command)) => run_host_command(&sandbox, command, dir, &log)?,
+            (None, Some(command)) => run_host_command(&sandbox, tc, command, dir, &log)?,
             (None, None) => unreachable!("skipped above"),
         };
         let time = done.time.as_secs_f64();
@@ -516,9 +516,14 @@ pub fn run_host_steps(
 }
 
 /// Runs a host step's `sh -c command` in `dir` in `sandbox`, its output
-/// into `log`; returns how it ended and its output.
+/// into `log`; returns how it ended and its output. `KDIR` is the run's
+/// kernel tree: a `make` in a lab folder would otherwise ask `checker
+/// kdir`, which reads dpkg's database, out of the sandbox's sight (lab
+/// 09's `safety-comments` failed on the solution: "linux-headers-amd64
+/// is not installed").
 fn run_host_command(
     sandbox: &Sandbox,
+    tc: &Toolchain,
     command: &str,
     dir: &Path,
     log: &Path,
@@ -527,7 +532,8 @@ fn run_host_command(
     cmd.arg("-c")
         .arg(command)
         .current_dir(dir)
-        .env("CARGO_TERM_COLOR", "never");
+        .env("CARGO_TERM_COLOR", "never")
+        .env("KDIR", &tc.kdir);
     let done = sandbox
         .run(&cmd, log)
         .with_context(|| format!("cannot run sh -c {command:?}"))?;
