@@ -77,18 +77,8 @@ void rust_helper_spin_unlock(spinlock_t *lock)
 	spin_unlock(lock);
 }
 
-unsigned long rust_helper_spin_lock_irqsave(spinlock_t *lock)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(lock, flags);
-	return flags;
-}
-
-void rust_helper_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
-{
-	spin_unlock_irqrestore(lock, flags);
-}
+/* SpinLockIrq and the atomic-context checks: a file of their own. */
+#include "sync.c"
 
 int rust_helper_signal_pending(void)
 {

@@ -24,8 +24,11 @@ void rust_helper_spin_lock_init(spinlock_t *lock, const char *name,
 void rust_helper_spin_lock(spinlock_t *lock);
 void rust_helper_mutex_lock(struct mutex *lock);
 void rust_helper_spin_unlock(spinlock_t *lock);
-unsigned long rust_helper_spin_lock_irqsave(spinlock_t *lock);
-void rust_helper_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
+void rust_helper_spin_lock_irq_disable(spinlock_t *lock);
+void rust_helper_spin_unlock_irq_enable(spinlock_t *lock);
+bool rust_helper_irqs_disabled(void);
+void rust_helper_might_sleep(void);
+void rust_helper_might_sleep_prepared(void);
 int rust_helper_signal_pending(void);
 void rust_helper_allow_signal(int sig);
 struct task_struct *rust_helper_get_current(void);

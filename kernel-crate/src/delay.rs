@@ -3,8 +3,12 @@
 //! C header: [`include/linux/delay.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/delay.h),
 //! [`include/linux/jiffies.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/jiffies.h)
 //!
-//! All of these sleep: call them only where sleeping is allowed (process
-//! context, no spinlock held).
+//! [`msleep`] and [`usleep_range`] sleep: call them only where sleeping is
+//! allowed (process context, no spinlock held, interrupts on). They call
+//! [`might_sleep`](crate::sync::might_sleep) first, so that the debug
+//! kernel reports a call from atomic context as "sleeping function called
+//! from invalid context" at the call, not only when the scheduler finds
+//! out.
 
 use core::ffi::c_ulong;
 
@@ -12,15 +16,25 @@ use crate::bindings;
 
 /// Sleeps at least `ms` milliseconds (`msleep`). The timer wheel rounds
 /// short sleeps up to the next jiffy: use [`usleep_range`] under 20 ms.
+///
+/// # Context
+///
+/// This function sleeps: process context only, no spinlock held.
 pub fn msleep(ms: u32) {
-    // SAFETY: `msleep` has no preconditions besides process context, which
-    // this module's docs require of the caller.
+    crate::sync::might_sleep();
+    // SAFETY: `msleep` has no memory-safety preconditions; from atomic
+    // context it is a bug that the line above reports, not corruption.
     unsafe { bindings::msleep(ms) }
 }
 
 /// Sleeps between `min_us` and `max_us` microseconds (`usleep_range`), on
 /// a high-resolution timer; the range lets the kernel merge wake-ups.
+///
+/// # Context
+///
+/// This function sleeps: process context only, no spinlock held.
 pub fn usleep_range(min_us: u64, max_us: u64) {
+    crate::sync::might_sleep();
     let min = c_ulong::try_from(min_us).unwrap_or(c_ulong::MAX);
     let max = c_ulong::try_from(max_us).unwrap_or(c_ulong::MAX).max(min);
     // SAFETY: as for `msleep`.

@@ -195,6 +195,11 @@ impl Drop for TaskRef {
 /// Gives the CPU to another task. If the current task's state is not
 /// running (a [`WaitQueue::prepare_to_wait`](crate::sync::WaitQueue::prepare_to_wait)
 /// set it), it sleeps until woken.
+///
+/// # Context
+///
+/// This function sleeps: never with a spinlock held, interrupts off, or in
+/// an interrupt handler (the kernel reports "scheduling while atomic").
 pub fn schedule() {
     // SAFETY: `schedule` may be called from any task context; a module's
     // code outside atomic sections (spinlocks) is such a context. (Called

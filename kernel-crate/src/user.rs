@@ -101,6 +101,11 @@ impl UserSliceReader {
     /// Fills `out` from user memory and advances past it. `EFAULT` if
     /// fewer than `out.len()` bytes are left or if user memory cannot be
     /// read; after an error, `out` may hold part of the data.
+    ///
+    /// # Context
+    ///
+    /// May sleep: a page fault on user memory sleeps while the page is read in.
+    /// Process context only.
     pub fn read_slice(&mut self, out: &mut [u8]) -> Result {
         let n = out.len();
         self.0.copy_front(n, |user| {
@@ -150,6 +155,11 @@ impl UserSliceReader {
     /// user space likes (a page that `userfaultfd` never supplies), and
     /// everyone who waits for a lock held across it waits as long, in an
     /// uninterruptible `mutex_lock`.
+    ///
+    /// # Context
+    ///
+    /// May sleep (the page fault of `read_slice`, and the allocation if `flags`
+    /// allow it).
     pub fn read_vec(&mut self, len: usize, flags: Flags) -> Result<KVec<u8>> {
         if len > self.len() {
             return Err(EFAULT);
@@ -167,6 +177,10 @@ impl UserSliceReader {
 
     // ANCHOR: read_bytes
     /// Reads a plain value of `N` bytes, such as an ioctl argument.
+    ///
+    /// # Context
+    ///
+    /// May sleep, as `read_slice` does.
     pub fn read_bytes<const N: usize>(&mut self) -> Result<[u8; N]> {
         let mut out = [0u8; N];
         self.read_slice(&mut out)?;
@@ -193,6 +207,11 @@ impl UserSliceWriter {
     /// Copies `data` to user memory and advances past it. `EFAULT` if
     /// fewer than `data.len()` bytes are left or if user memory cannot be
     /// written; after an error, part of `data` may have been written.
+    ///
+    /// # Context
+    ///
+    /// May sleep: a page fault on user memory sleeps while the page is read in.
+    /// Process context only.
     pub fn write_slice(&mut self, data: &[u8]) -> Result {
         let n = data.len();
         self.0.copy_front(n, |user| {

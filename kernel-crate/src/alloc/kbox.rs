@@ -51,11 +51,21 @@ impl<T> KBox<MaybeUninit<T>> {
 
 impl<T> KBox<T> {
     /// Moves `value` to the heap.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn new(value: T, flags: Flags) -> Result<Self, AllocError> {
         Ok(KBox::new_uninit(flags)?.write(value))
     }
 
     /// Allocates room for a `T`, uninitialised (zeroed with `__GFP_ZERO`).
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn new_uninit(flags: Flags) -> Result<KBox<MaybeUninit<T>>, AllocError> {
         let layout = Layout::new::<T>();
         let ptr = if layout.size() == 0 {
@@ -76,6 +86,11 @@ impl<T> KBox<T> {
     /// Initialises a value in place on the heap, where it stays: the
     /// result is pinned, so a value that must not move (a lock) can live
     /// in a box. An allocation failure becomes `E` (for example `ENOMEM`).
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn pin_init<E: From<AllocError>>(
         init: impl crate::init::PinInit<T, E>,
         flags: Flags,

@@ -31,6 +31,11 @@ impl KString {
     }
 
     /// A copy of `s`.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn try_from_str(s: &str, flags: Flags) -> Result<Self, AllocError> {
         let mut string = KString::new();
         string.push_str(s, flags)?;
@@ -38,6 +43,11 @@ impl KString {
     }
 
     /// Appends `s`. On failure the string is unchanged.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn push_str(&mut self, s: &str, flags: Flags) -> Result<(), AllocError> {
         // INVARIANT: valid UTF-8 followed by valid UTF-8 is valid UTF-8;
         // `extend_from_slice` appends nothing on failure.
@@ -47,6 +57,11 @@ impl KString {
     /// Appends formatted text: `ENOMEM` if memory ran out, `EINVAL` if a
     /// `Display` implementation failed. On failure the string holds what
     /// was written before the failure.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn write_fmt_with(&mut self, flags: Flags, args: fmt::Arguments<'_>) -> Result {
         let mut writer = Writer {
             string: self,
@@ -61,6 +76,11 @@ impl KString {
     }
 
     /// A new string holding formatted text; see [`kformat!`](crate::kformat).
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn try_format(flags: Flags, args: fmt::Arguments<'_>) -> Result<Self> {
         let mut string = KString::new();
         string.write_fmt_with(flags, args)?;

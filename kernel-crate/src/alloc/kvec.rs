@@ -33,6 +33,11 @@ impl<T> KVec<T> {
     }
 
     /// An empty vector with room for at least `capacity` values.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn with_capacity(capacity: usize, flags: Flags) -> Result<Self, AllocError> {
         Ok(KVec {
             buf: RawBuf::with_capacity(capacity, flags)?,
@@ -58,6 +63,11 @@ impl<T> KVec<T> {
     /// Makes room for at least `additional` more values. The capacity at
     /// least doubles when it grows; sizes that overflow fail like an
     /// allocation that does not fit. On failure the vector is unchanged.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn reserve(&mut self, additional: usize, flags: Flags) -> Result<(), AllocError> {
         let needed = self.len().checked_add(additional).ok_or(AllocError)?;
         if needed <= self.capacity() {
@@ -70,6 +80,11 @@ impl<T> KVec<T> {
     // ANCHOR_END: reserve
 
     /// Appends `value`, growing if needed.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn push(&mut self, value: T, flags: Flags) -> Result<(), AllocError> {
         self.reserve(1, flags)?;
         // `reserve` made room: this cannot hand the value back.
@@ -109,6 +124,11 @@ impl<T> KVec<T> {
     /// # Panics
     ///
     /// If `index > len()`, as `Vec::insert` does.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn insert(&mut self, index: usize, value: T, flags: Flags) -> Result<(), AllocError> {
         assert!(index <= self.len(), "KVec::insert: index out of bounds");
         self.push(value, flags)?;
@@ -130,6 +150,11 @@ impl<T> KVec<T> {
 impl<T: Clone> KVec<T> {
     /// Appends clones of `values`, with at most one reallocation. On an
     /// allocation failure nothing is appended.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn extend_from_slice(&mut self, values: &[T], flags: Flags) -> Result<(), AllocError> {
         self.reserve(values.len(), flags)?;
         for value in values {

@@ -56,6 +56,11 @@ impl<T> RawBuf<T> {
     }
 
     /// An empty buffer with room for at least `capacity` values.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn with_capacity(capacity: usize, flags: Flags) -> Result<Self, AllocError> {
         let mut buf = RawBuf::new();
         buf.grow_to(capacity, flags)?;
@@ -86,6 +91,11 @@ impl<T> RawBuf<T> {
     /// Makes room for `capacity` values in total, moving the values to a
     /// larger block if needed (`krealloc`). Asking for no more than the
     /// current capacity does nothing. On failure the buffer is unchanged.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn grow_to(&mut self, capacity: usize, flags: Flags) -> Result<(), AllocError> {
         if capacity <= self.cap {
             return Ok(());

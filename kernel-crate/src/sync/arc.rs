@@ -50,11 +50,21 @@ unsafe impl<T: Send + Sync> Sync for Arc<T> {}
 
 impl<T> Arc<T> {
     /// Moves `value` to the heap, with a count of one.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn new(value: T, flags: Flags) -> Result<Self, AllocError> {
         Self::pin_init(value, flags)
     }
 
     /// Initialises a value in place on the heap, with a count of one.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn pin_init<E: From<AllocError>>(
         init: impl PinInit<T, E>,
         flags: Flags,

@@ -3,7 +3,6 @@
 //! C header: [`include/linux/wait.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/wait.h)
 
 use core::ffi::CStr;
-use core::pin::pin;
 
 use super::lock::{Backend, Guard};
 use super::wait::{Sleep, WaitEntry, WaitQueue};
@@ -77,19 +76,33 @@ impl CondVar {
 
     // ANCHOR: wait_internal
     fn wait_internal<T: ?Sized, B: Backend>(&self, sleep: Sleep, guard: &mut Guard<'_, T, B>) {
-        let mut entry = pin!(WaitEntry::new());
-        // On the queue, with the task marked sleeping, *before* the lock
-        // is released: a notification sent between the unlock and
-        // `schedule` is not lost, it makes the task runnable again and
-        // `schedule` returns at once.
-        self.queue.prepare_to_wait(entry.as_mut(), sleep);
-        guard.do_unlocked(crate::task::schedule);
-        // Dropping `entry` takes the task off the queue (`finish_wait`).
+        WaitEntry::with(|entry| {
+            // On the queue, with the task marked sleeping, *before* the
+            // lock is released: a notification sent between the unlock and
+            // `schedule` is not lost, it makes the task runnable again and
+            // `schedule` returns at once.
+            self.queue.prepare_to_wait(entry, sleep);
+            guard.do_unlocked(|| {
+                // With the guard's own lock released, nothing may keep the
+                // task atomic: the debug kernel says so here, even if a
+                // notification came first and `schedule` would not sleep.
+                super::might_sleep_prepared();
+                crate::task::schedule();
+            });
+        });
+        // `with` has taken the task off the queue (`finish_wait`).
     }
     // ANCHOR_END: wait_internal
 
     /// Releases the lock of `guard`, sleeps until notified, and takes the
     /// lock again. Signals do not wake it.
+    ///
+    /// # Context
+    ///
+    /// This function sleeps: the guard's lock may be a spinlock (it is
+    /// released while the task sleeps), but no other spinlock may be held,
+    /// nor may it be called with interrupts off or in an interrupt
+    /// handler. The debug kernel reports such a call.
     pub fn wait<T: ?Sized, B: Backend>(&self, guard: &mut Guard<'_, T, B>) {
         self.wait_internal(Sleep::Uninterruptible, guard);
     }
@@ -97,6 +110,10 @@ impl CondVar {
     /// Like [`wait`](CondVar::wait), but a signal wakes it too. Returns
     /// `true` if a signal is pending: the caller should give up (typically
     /// with `EINTR`) rather than wait again.
+    ///
+    /// # Context
+    ///
+    /// This function sleeps, as [`wait`](CondVar::wait) does.
     pub fn wait_interruptible<T: ?Sized, B: Backend>(&self, guard: &mut Guard<'_, T, B>) -> bool {
         self.wait_internal(Sleep::Interruptible, guard);
         crate::task::signal_pending()

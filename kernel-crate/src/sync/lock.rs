@@ -70,8 +70,10 @@ pub mod spinlock;
 pub unsafe trait Backend {
     /// The C lock type.
     type State;
-    /// What `lock` returns and `unlock` needs back (the saved interrupt
-    /// flags of `spin_lock_irqsave`, or nothing).
+    /// What `lock` returns and `unlock` needs back (nothing for the
+    /// crate's backends: not even [`SpinLockIrq`](super::SpinLockIrq)'s
+    /// saved interrupt flags, which are per CPU so that guards may be
+    /// dropped in any order).
     type GuardState;
 
     /// Initialises the lock at `ptr`.
@@ -154,6 +156,13 @@ impl<T: ?Sized, B: Backend> Lock<T, B> {
     // ANCHOR: lock_fn
     /// Takes the lock and returns the guard through which the data is
     /// reached; the lock is released when the guard is dropped.
+    ///
+    /// # Context
+    ///
+    /// A [`Mutex`](super::Mutex) may sleep here (`mutex_lock` calls
+    /// `might_sleep()`): process context only, no spinlock held. A
+    /// [`SpinLock`](super::SpinLock) spins and never sleeps; code holding
+    /// its guard must not sleep.
     pub fn lock(&self) -> Guard<'_, T, B> {
         // SAFETY: `state` is initialised (type invariant).
         let state = unsafe { B::lock(self.state.as_raw()) };
@@ -204,6 +213,11 @@ impl<'a, T: ?Sized, B: Backend> Guard<'a, T, B> {
 
     /// Releases the lock, runs `f`, and takes the lock again. Used by
     /// [`CondVar`](super::CondVar) to sleep without the lock.
+    ///
+    /// # Context
+    ///
+    /// Taking a [`Mutex`](super::Mutex) again may sleep, as
+    /// [`Lock::lock`] does.
     pub fn do_unlocked<U>(&mut self, f: impl FnOnce() -> U) -> U {
         // SAFETY: the lock is held, with `self.state` (type invariant).
         unsafe { B::unlock(self.lock.state.as_raw(), &self.state) };

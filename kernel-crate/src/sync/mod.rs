@@ -41,10 +41,34 @@ mod wait;
 pub use arc::{Arc, ArcBorrow};
 pub use condvar::CondVar;
 pub use lock::mutex::{Mutex, MutexGuard};
-pub use lock::spinlock::{SpinLock, SpinLockGuard, SpinLockIrq, SpinLockIrqGuard};
+pub use lock::spinlock::{irqs_disabled, SpinLock, SpinLockGuard, SpinLockIrq, SpinLockIrqGuard};
 pub use lock::{Guard, Lock};
 pub use locked_by::LockedBy;
 pub use wait::{Sleep, WaitEntry, WaitQueue};
+
+// ANCHOR: might_sleep
+/// Says that the caller may sleep here (`might_sleep()`): on a kernel built
+/// with `CONFIG_DEBUG_ATOMIC_SLEEP` (the debug kernel) a call from atomic
+/// context (a spinlock held, interrupts off, an RCU read-side section, an
+/// interrupt handler) prints "BUG: sleeping function called from invalid
+/// context" with the stack, even when this call would not have slept. The
+/// crate's sleeping functions call it first; elsewhere it only offers
+/// the scheduler a chance to preempt.
+pub fn might_sleep() {
+    // SAFETY: `might_sleep()` may be called from any context: that is
+    // what it checks.
+    unsafe { bindings::rust_helper_might_sleep() }
+}
+
+/// [`might_sleep`] for a task that has marked itself sleeping (after
+/// [`WaitQueue::prepare_to_wait`], before `schedule`): the same check of
+/// the context, without `might_sleep`'s warning that the task is not
+/// running.
+pub(crate) fn might_sleep_prepared() {
+    // SAFETY: as for `might_sleep`.
+    unsafe { bindings::rust_helper_might_sleep_prepared() }
+}
+// ANCHOR_END: might_sleep
 
 // ANCHOR: lock_class_key
 /// A lockdep lock class: every lock initialised with the same key belongs

@@ -4,10 +4,10 @@
 //!
 //! - `kernel::sync::WaitQueue`, made in place on the heap with
 //!   `KBox::pin_init(new_wait_queue!("lab06_condvar"), GFP_KERNEL)?`;
-//! - `kernel::sync::WaitEntry`, the current task's place on a queue, used
-//!   pinned on the stack: `let mut entry = pin!(WaitEntry::new());`, put on
-//!   the queue by `queue.prepare_to_wait(entry.as_mut(), sleep)` and taken
-//!   off when dropped;
+//! - `kernel::sync::WaitEntry`, the current task's place on a queue, which
+//!   exists only inside `WaitEntry::with(|entry| ...)`: it is put on the
+//!   queue by `queue.prepare_to_wait(entry, sleep)` and taken off when the
+//!   closure returns;
 //! - `guard.do_unlocked(f)` releases a mutex, runs `f` and takes the mutex
 //!   again; `kernel::task::schedule` sleeps; `kernel::task::signal_pending`
 //!   tells whether a signal is pending.

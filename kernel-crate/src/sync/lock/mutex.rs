@@ -7,6 +7,8 @@ use crate::bindings;
 
 /// A mutual-exclusion lock that sleeps while it waits: hold it only where
 /// sleeping is allowed (not in interrupt context, not under a spinlock).
+/// [`lock`](super::Lock::lock) may sleep; [`try_lock`](Lock::try_lock)
+/// never does.
 ///
 /// ```rust
 /// let counter: Arc<Mutex<u64>> = Arc::pin_init(new_mutex!(0), GFP_KERNEL)?;

@@ -1,8 +1,28 @@
 //! [`SpinLock`] and [`SpinLockIrq`] over `spinlock_t`.
 //!
 //! C header: [`include/linux/spinlock.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/spinlock.h)
-
-use core::ffi::{c_char, c_ulong};
+//!
+//! # Interrupts and guards dropped out of order
+//!
+//! Guards may be dropped in any order (`drop(a)` before `drop(b)`), and
+//! hand-over-hand locking needs that. With `spin_lock_irqsave` per guard,
+//! each guard would restore the state it saw: the outer one saw interrupts
+//! on, so dropping it first would turn them on while the inner lock is
+//! still held, and an interrupt handler that takes that lock deadlocks
+//! (lockdep: inconsistent lock state); dropping the inner one last would
+//! then turn them off for good. So a [`SpinLockIrq`] guard does not keep
+//! flags: the first irq guard of this module on a CPU saves the state and
+//! disables interrupts, the last one dropped restores it, whatever the
+//! order, with a per-CPU count in between (`helpers/sync.c`).
+//!
+//! This is mainline's design (`SpinLockIrq` over `spin_lock_irq_disable`,
+//! which counts in `preempt_count` with `local_interrupt_disable`); an
+//! out-of-tree module cannot add bits to `preempt_count`, so the count is
+//! the module's own. Mainline first tried closures that hand out an
+//! "interrupts disabled" token, which forbid out-of-order drops by the
+//! API's shape but cannot express hand-over-hand locking, and whose
+//! guards could still be swapped or unlocked (`do_unlocked`) under an
+//! inner lock; the count makes every order correct instead.
 
 use super::Backend;
 use crate::bindings;
@@ -14,12 +34,13 @@ pub type SpinLock<T> = super::Lock<T, SpinLockBackend>;
 /// The guard of a [`SpinLock`].
 pub type SpinLockGuard<'a, T> = super::Guard<'a, T, SpinLockBackend>;
 
-/// A [`SpinLock`] that also disables interrupts on this CPU while held
-/// (`spin_lock_irqsave`): for data an interrupt handler shares.
+/// A [`SpinLock`] that also disables interrupts on this CPU while held:
+/// for data an interrupt handler shares. Interrupts come back on when the
+/// last such guard is dropped, in whatever order (see the module docs).
 pub type SpinLockIrq<T> = super::Lock<T, SpinLockIrqBackend>;
 
-/// The guard of a [`SpinLockIrq`]; it restores the interrupt state it
-/// saved when dropped.
+/// The guard of a [`SpinLockIrq`]; dropping the last one held restores
+/// the interrupt state from before the first.
 pub type SpinLockIrqGuard<'a, T> = super::Guard<'a, T, SpinLockIrqBackend>;
 
 /// An initialiser for a [`SpinLock`] holding `$value`, with a lock class
@@ -50,29 +71,23 @@ plain_backend!(
     unlock: bindings::rust_helper_spin_unlock
 );
 
-/// The [`Backend`] of [`SpinLockIrq`]: `spin_lock_irqsave` and
-/// `spin_unlock_irqrestore`.
-pub struct SpinLockIrqBackend;
+// `spin_lock` gives exclusive ownership until `spin_unlock`, with or
+// without disabling interrupts around it.
+plain_backend!(
+    /// The [`Backend`] of [`SpinLockIrq`]: `spin_lock` with interrupts
+    /// disabled by the first irq guard and restored by the last one (see
+    /// the module docs).
+    SpinLockIrqBackend,
+    bindings::spinlock_t,
+    init: bindings::rust_helper_spin_lock_init,
+    lock: bindings::rust_helper_spin_lock_irq_disable,
+    unlock: bindings::rust_helper_spin_unlock_irq_enable
+);
 
-// SAFETY: `spin_lock_irqsave` gives exclusive ownership until
-// `spin_unlock_irqrestore`.
-unsafe impl Backend for SpinLockIrqBackend {
-    type State = bindings::spinlock_t;
-    type GuardState = c_ulong;
-
-    unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key) {
-        // SAFETY: the caller's guarantees are those of `SpinLockBackend::init`.
-        unsafe { SpinLockBackend::init(ptr, name, key) };
-    }
-
-    unsafe fn lock(ptr: *mut Self::State) -> c_ulong {
-        // SAFETY: the caller guarantees that the lock is initialised.
-        unsafe { bindings::rust_helper_spin_lock_irqsave(ptr) }
-    }
-
-    unsafe fn unlock(ptr: *mut Self::State, flags: &c_ulong) {
-        // SAFETY: the caller guarantees that this thread holds the lock,
-        // taken with the flags it saved.
-        unsafe { bindings::rust_helper_spin_unlock_irqrestore(ptr, *flags) };
-    }
+/// Whether interrupts are disabled on this CPU (`irqs_disabled()`): while
+/// a [`SpinLockIrq`] guard is held, in an interrupt handler, or where the
+/// caller's caller disabled them.
+pub fn irqs_disabled() -> bool {
+    // SAFETY: reading the CPU's interrupt flag has no preconditions.
+    unsafe { bindings::rust_helper_irqs_disabled() }
 }

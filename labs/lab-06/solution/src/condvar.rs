@@ -10,10 +10,10 @@
 // //!
 // //! - `kernel::sync::WaitQueue`, made in place on the heap with
 // //!   `KBox::pin_init(new_wait_queue!("lab06_condvar"), GFP_KERNEL)?`;
-// //! - `kernel::sync::WaitEntry`, the current task's place on a queue, used
-// //!   pinned on the stack: `let mut entry = pin!(WaitEntry::new());`, put on
-// //!   the queue by `queue.prepare_to_wait(entry.as_mut(), sleep)` and taken
-// //!   off when dropped;
+// //! - `kernel::sync::WaitEntry`, the current task's place on a queue, which
+// //!   exists only inside `WaitEntry::with(|entry| ...)`: it is put on the
+// //!   queue by `queue.prepare_to_wait(entry, sleep)` and taken off when the
+// //!   closure returns;
 // //! - `guard.do_unlocked(f)` releases a mutex, runs `f` and takes the mutex
 // //!   again; `kernel::task::schedule` sleeps; `kernel::task::signal_pending`
 // //!   tells whether a signal is pending.
@@ -27,7 +27,7 @@
 // TODO-END
 
 // TODO-BEGIN
-use core::pin::{pin, Pin};
+use core::pin::Pin;
 // TODO-ELSE
 // use core::convert::Infallible;
 // TODO-END
@@ -77,13 +77,15 @@ impl CondVar {
     /// `sleep` is interruptible, until a signal is pending), and takes the
     /// mutex again.
     fn wait_as<T>(&self, guard: &mut MutexGuard<'_, T>, sleep: Sleep) {
-        let mut entry = pin!(WaitEntry::new());
-        // On the queue first, with the task marked as sleeping: a notify
-        // from now on makes it runnable again, so it cannot be lost.
-        self.queue.prepare_to_wait(entry.as_mut(), sleep);
-        // Only then release the lock, and sleep.
-        guard.do_unlocked(task::schedule);
-        // `entry` is dropped here: the task leaves the queue.
+        WaitEntry::with(|entry| {
+            // On the queue first, with the task marked as sleeping: a
+            // notify from now on makes it runnable again, so it cannot be
+            // lost.
+            self.queue.prepare_to_wait(entry, sleep);
+            // Only then release the lock, and sleep.
+            guard.do_unlocked(task::schedule);
+        });
+        // `with` has returned: the task has left the queue.
     }
     // ANCHOR_END: wait
     // TODO-ELSE
