@@ -50,11 +50,12 @@ void rust_helper_spin_lock_irq_disable(spinlock_t *lock)
 
 void rust_helper_spin_unlock_irq_enable(spinlock_t *lock)
 {
-	unsigned int count = __this_cpu_read(rust_irq_disable.count);
+	unsigned int count;
 
 	/* Preemption stays off until interrupts are back on, so that a
 	 * reschedule asked for meanwhile happens at preempt_enable(). */
 	preempt_disable();
+	count = __this_cpu_read(rust_irq_disable.count);
 	spin_unlock(lock);
 	if (!WARN_ON_ONCE(!count)) {
 		__this_cpu_write(rust_irq_disable.count, count - 1);
