@@ -5,9 +5,8 @@
 //! - [`SpinLockIrq`] guards dropped out of order (item 8): interrupts must
 //!   stay off while any irq lock is held and come back on only when the
 //!   last guard goes. With `spin_lock_irqsave` per guard, dropping the
-//!   outer guard first restored "on" under the inner lock, and dropping
-//!   the inner one then left them off after both (the kernel warned that
-//!   `init` returned with interrupts disabled). `init` does those orders
+//!   outer guard first restored "on" under the inner lock (as does
+//!   releasing the outer lock with `do_unlocked`). `init` does those orders
 //!   and prints what it saw; the step compares it, and the debug kernel
 //!   (lockdep) must report nothing.
 

@@ -9,8 +9,7 @@
 //! each guard would restore the state it saw: the outer one saw interrupts
 //! on, so dropping it first would turn them on while the inner lock is
 //! still held, and an interrupt handler that takes that lock deadlocks
-//! (lockdep: inconsistent lock state); dropping the inner one last would
-//! then turn them off for good. So a [`SpinLockIrq`] guard does not keep
+//! (lockdep: inconsistent lock state). So a [`SpinLockIrq`] guard does not keep
 //! flags: the first irq guard of this module on a CPU saves the state and
 //! disables interrupts, the last one dropped restores it, whatever the
 //! order, with a per-CPU count in between (`helpers/sync.c`).
