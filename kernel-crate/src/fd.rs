@@ -80,6 +80,11 @@ pub struct FdReservation {
 impl FdReservation {
     /// Reserves the lowest free descriptor, close-on-exec. `EMFILE` when
     /// the process has reached its limit.
+    ///
+    /// # Context
+    ///
+    /// May sleep (it allocates the descriptor table's room with `GFP_KERNEL`):
+    /// process context only.
     pub fn new_cloexec() -> Result<FdReservation> {
         // SAFETY: reserves in the current task's table; no preconditions.
         let fd = to_result(unsafe {

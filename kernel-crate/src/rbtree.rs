@@ -103,6 +103,11 @@ impl<K, V> RBTree<K, V> {
     }
 
     /// Allocates a node, to be inserted later (with no allocation then).
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn try_reserve_node(flags: Flags) -> Result<Reservation<K, V>, AllocError> {
         Ok(Reservation {
             node: KBox::new_uninit(flags)?,
@@ -272,6 +277,11 @@ impl<K: Ord, V> RBTree<K, V> {
 
     /// Allocates a node and inserts `key` and `value` (see
     /// [`RBTree::insert`]).
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn try_insert(&mut self, key: K, value: V, flags: Flags) -> Result<Option<V>, AllocError> {
         Ok(self.insert(Self::try_reserve_node(flags)?, key, value))
     }

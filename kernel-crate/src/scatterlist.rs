@@ -39,6 +39,11 @@ unsafe impl Sync for SgTable {}
 
 impl SgTable {
     /// Allocates a table with room for `capacity` entries (at least one).
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn new(capacity: usize, flags: Flags) -> Result<Self> {
         if capacity == 0 || u32::try_from(capacity).is_err() {
             return Err(EINVAL);
