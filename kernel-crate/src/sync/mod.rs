@@ -54,6 +54,10 @@ pub use wait::{Sleep, WaitEntry, WaitQueue};
 /// context" with the stack, even when this call would not have slept. The
 /// crate's sleeping functions call it first; elsewhere it only offers
 /// the scheduler a chance to preempt.
+///
+/// Mainline's `kernel::task::might_sleep` passes the caller's file and
+/// line (`#[track_caller]`); this one goes through a C helper, so the
+/// report names the helper's line, and its stack names the caller.
 pub fn might_sleep() {
     // SAFETY: `might_sleep()` may be called from any context: that is
     // what it checks.
