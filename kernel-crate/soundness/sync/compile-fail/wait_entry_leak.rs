@@ -8,7 +8,7 @@ use kernel::prelude::*;
 use kernel::sync::{Sleep, WaitEntry, WaitQueue};
 
 fn leak(queue: &WaitQueue) -> Result {
-    let mut entry = KBox::pin_init(WaitEntry::new(), GFP_KERNEL)?;
+    let mut entry = KBox::pin_init::<Error>(WaitEntry::new(), GFP_KERNEL)?;
     queue.prepare_to_wait(entry.as_mut(), Sleep::Interruptible);
     core::mem::forget(entry);
     Ok(())
