@@ -237,6 +237,12 @@ impl<T: FileOperations> Registration<T> {
     /// An initialiser that allocates `minors` (1 to 256) device numbers
     /// named `name` in `/proc/devices` and adds the device; every open gets
     /// `open_data`.
+    ///
+    /// # Context
+    ///
+    /// May sleep (registering takes the subsystem's mutex and allocates): run
+    /// the initialiser in process context only. Dropping the registration may
+    /// sleep too.
     pub fn new(
         name: &'static CStr,
         minors: u32,
@@ -246,6 +252,12 @@ impl<T: FileOperations> Registration<T> {
     }
 
     /// Registers the region in a new heap block.
+    ///
+    /// # Context
+    ///
+    /// May sleep (registering takes the subsystem's mutex and allocates): run
+    /// the initialiser in process context only. Dropping the registration may
+    /// sleep too.
     pub fn new_pinned(
         name: &'static CStr,
         minors: u32,

@@ -218,6 +218,11 @@ impl<T: Element> Pool<T> {
     /// A pool named `name` (in `/sys/.../pools`) of blocks of `count`
     /// elements, each block aligned to `align` bytes (a power of two) and
     /// never crossing a multiple of `boundary` bytes (0: no boundary).
+    ///
+    /// # Context
+    ///
+    /// May sleep (`dma_pool_create` allocates with `GFP_KERNEL`): process
+    /// context only.
     pub fn new(
         dev: &Device,
         name: &CStr,

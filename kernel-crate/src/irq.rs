@@ -70,6 +70,10 @@ pub struct Vectors {
 impl Vectors {
     /// Allocates between `min` and `max` MSI-X vectors on `pdev`, each
     /// free to fire on any CPU.
+    ///
+    /// # Context
+    ///
+    /// May sleep (`pci_alloc_irq_vectors`): process context only.
     pub fn alloc_msix(pdev: &pci::Device, min: u32, max: u32) -> Result<Arc<Vectors>> {
         Self::alloc(pdev, min, max, None)
     }
@@ -78,6 +82,10 @@ impl Vectors {
     /// the first `pre` (left to any CPU), the kernel spreads them over the
     /// CPUs (`PCI_IRQ_AFFINITY`): vector `pre + i` fires on the CPUs of
     /// the `i`-th group, so a queue per CPU completes on its own CPU.
+    ///
+    /// # Context
+    ///
+    /// May sleep (`pci_alloc_irq_vectors_affinity`): process context only.
     pub fn alloc_msix_spread(
         pdev: &pci::Device,
         min: u32,
@@ -230,6 +238,12 @@ impl<H: Handler> Registration<H> {
     /// Registers `handler` on vector `index` of `vectors`, named `name` in
     /// `/proc/interrupts` (cut to 31 bytes). The handler may run before
     /// this returns.
+    ///
+    /// # Context
+    ///
+    /// May sleep (`request_threaded_irq` allocates and takes the
+    /// descriptor's mutex): process context only. Dropping the registration
+    /// waits for a running handler (`free_irq`), so it may sleep too.
     pub fn new(
         vectors: &Arc<Vectors>,
         index: u32,

@@ -121,6 +121,12 @@ unsafe impl Sync for KThread {}
 
 impl KThread {
     /// Starts a kernel thread named `name` (as `ps` shows it) that runs `f`.
+    ///
+    /// # Context
+    ///
+    /// May sleep (`kthread_create` waits for `kthreadd`): process context only.
+    /// Dropping the `KThread` waits for the thread to end (`kthread_stop`), so
+    /// it may sleep too.
     pub fn spawn<F: FnOnce() + Send + 'static>(name: &CStr, f: F) -> Result<KThread> {
         let start = KBox::new(
             Start {

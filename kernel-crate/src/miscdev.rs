@@ -90,11 +90,23 @@ unsafe impl Kind for Misc {
 impl<T: FileOperations> Registration<T> {
     /// An initialiser that registers `/dev/<name>`; every open gets
     /// `open_data`.
+    ///
+    /// # Context
+    ///
+    /// May sleep (registering takes the subsystem's mutex and allocates): run
+    /// the initialiser in process context only. Dropping the registration may
+    /// sleep too.
     pub fn new(name: &'static CStr, open_data: T::OpenData) -> impl PinInit<Self, Error> {
         Self::init(name, open_data)
     }
 
     /// Registers `/dev/<name>` in a new heap block.
+    ///
+    /// # Context
+    ///
+    /// May sleep (registering takes the subsystem's mutex and allocates): run
+    /// the initialiser in process context only. Dropping the registration may
+    /// sleep too.
     pub fn new_pinned(name: &'static CStr, open_data: T::OpenData) -> Result<Pin<KBox<Self>>> {
         Self::init_pinned(name, open_data)
     }

@@ -60,6 +60,11 @@ impl Page {
     /// Allocates a zeroed page (`alloc_page` with `__GFP_ZERO`, added to
     /// `flags`): a new page holds nothing of the kernel's, even on a kernel
     /// without `init_on_alloc`.
+    ///
+    /// # Context
+    ///
+    /// May sleep if `flags` allow it (`GFP_KERNEL`), in the allocator: from
+    /// atomic context pass `GFP_ATOMIC`.
     pub fn alloc(flags: Flags) -> Result<Page, AllocError> {
         let flags = flags | crate::alloc::flags::__GFP_ZERO;
         // SAFETY: `alloc_page` may be called with any flags; it returns

@@ -183,6 +183,10 @@ impl Device {
 
     /// Enables the device's memory and I/O decoding (`pcim_enable_device`).
     /// The PCI core disables it again when the driver unbinds.
+    ///
+    /// # Context
+    ///
+    /// May sleep (it may power the device up): process context only.
     pub fn enable_device(&self) -> Result {
         // SAFETY: the function is alive (type invariants).
         to_result(unsafe { bindings::pcim_enable_device(self.as_raw()) }).map(drop)
@@ -220,6 +224,11 @@ impl Device {
 
     /// Claims memory BAR `bar` under `name` and maps it; it must be at
     /// least `SIZE` bytes long. See [`Bar`].
+    ///
+    /// # Context
+    ///
+    /// May sleep (`pci_iomap` maps with `ioremap`, which allocates): process
+    /// context only.
     pub fn iomap_region<const SIZE: usize>(
         &self,
         bar: u32,
@@ -286,6 +295,12 @@ impl<T: Driver> Registration<T> {
 
     /// An initialiser that registers driver `T`, owned by `module`; every
     /// probe gets `context`.
+    ///
+    /// # Context
+    ///
+    /// May sleep (registering takes the subsystem's mutex and allocates): run
+    /// the initialiser in process context only. Dropping the registration may
+    /// sleep too.
     pub fn new(module: &'static ThisModule, context: T::Context) -> impl PinInit<Self, Error> {
         // Evaluated at compile time, for every driver type.
         let () = Self::ID_TABLE_ENDS;
@@ -321,6 +336,12 @@ impl<T: Driver> Registration<T> {
     }
 
     /// Registers driver `T` in a new heap block.
+    ///
+    /// # Context
+    ///
+    /// May sleep (registering takes the subsystem's mutex and allocates): run
+    /// the initialiser in process context only. Dropping the registration may
+    /// sleep too.
     pub fn new_pinned(module: &'static ThisModule, context: T::Context) -> Result<Pin<KBox<Self>>> {
         let reg = KBox::pin_init(Self::new(module, context), GFP_KERNEL)?;
         let at: *const Self = &*reg;

@@ -125,6 +125,12 @@ unsafe impl<T: Shrinker> Send for Registration<T> {}
 impl<T: Shrinker> Registration<T> {
     /// An initialiser that registers a shrinker named `name` (seen in
     /// debugfs with `CONFIG_SHRINKER_DEBUG`) calling `data`.
+    ///
+    /// # Context
+    ///
+    /// May sleep (registering takes the subsystem's mutex and allocates): run
+    /// the initialiser in process context only. Dropping the registration may
+    /// sleep too.
     pub fn new(name: &'static CStr, data: T) -> impl PinInit<Self, Error> {
         let init = move |slot: *mut Self| {
             // SAFETY: `slot` is valid for writes and will not move
@@ -169,6 +175,12 @@ impl<T: Shrinker> Registration<T> {
     }
 
     /// Registers the shrinker in a new heap block.
+    ///
+    /// # Context
+    ///
+    /// May sleep (registering takes the subsystem's mutex and allocates): run
+    /// the initialiser in process context only. Dropping the registration may
+    /// sleep too.
     pub fn new_pinned(name: &'static CStr, data: T) -> Result<Pin<KBox<Self>>> {
         let reg = KBox::pin_init(Self::new(name, data), GFP_KERNEL)?;
         let at: *const Self = &*reg;

@@ -148,6 +148,10 @@ impl GenDiskBuilder {
     /// (`add_disk`): `/dev/NAME` appears, and blk-mq may call `queue_rq`
     /// before this returns (the partition scan reads the disk).
     /// `EINVAL` for settings out of range or a name longer than 31 bytes.
+    ///
+    /// # Context
+    ///
+    /// May sleep (allocating the disk and `add_disk`): process context only.
     pub fn build<T: Operations>(
         self,
         name: fmt::Arguments<'_>,
@@ -302,6 +306,10 @@ impl<T: Operations> GenDisk<T> {
 
     /// Waits for every request of the disk to end and holds new ones back
     /// (`blk_mq_freeze_queue`) until the guard is dropped.
+    ///
+    /// # Context
+    ///
+    /// May sleep: it waits until no request is in flight. Process context only.
     pub fn freeze(&self) -> QueueGuard<'_> {
         self.hold(QueueHold::Freeze)
     }
@@ -309,6 +317,11 @@ impl<T: Operations> GenDisk<T> {
     /// Stops calls to `queue_rq` and waits for those running
     /// (`blk_mq_quiesce_queue`) until the guard is dropped: requests the
     /// device holds are unaffected (a controller reset's first step).
+    ///
+    /// # Context
+    ///
+    /// May sleep: it waits for running `queue_rq` calls (an RCU grace period).
+    /// Process context only.
     pub fn quiesce(&self) -> QueueGuard<'_> {
         self.hold(QueueHold::Quiesce)
     }

@@ -73,6 +73,11 @@ impl<T: Operations> TagSet<T> {
     /// Allocates the tag set and every request of its queues
     /// (`blk_mq_alloc_tag_set`, which calls [`Operations::init_request`]
     /// for each).
+    ///
+    /// # Context
+    ///
+    /// May sleep (`blk_mq_alloc_tag_set` allocates with `GFP_KERNEL`): process
+    /// context only.
     pub fn new(options: TagSetOptions, data: T::SetData) -> Result<Arc<Self>> {
         // blk-mq places the PDU right after `struct request`, which is
         // 8-byte aligned.
