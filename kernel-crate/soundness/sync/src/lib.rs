@@ -5,10 +5,9 @@
 //! - [`SpinLockIrq`] guards dropped out of order (item 8): interrupts must
 //!   stay off while any irq lock is held and come back on only when the
 //!   last guard goes. With `spin_lock_irqsave` per guard, dropping the
-//!   outer guard first restored "on" under the inner lock (as does
-//!   releasing the outer lock with `do_unlocked`). `init` does those orders
-//!   and prints what it saw; the step compares it, and the debug kernel
-//!   (lockdep) must report nothing.
+//!   outer guard first restored "on" under the inner lock. `init` drops
+//!   guards in those orders and prints what it saw; the step compares it,
+//!   and the debug kernel (lockdep) must report nothing.
 
 #![no_std]
 #![forbid(unsafe_code)]
@@ -72,14 +71,16 @@ impl kernel::Module for SoundnessSync {
         drop(gc);
         pr_info!("hand over hand done: {}\n", irqs());
 
-        // The outer guard released and taken again (`do_unlocked`, what a
-        // condition variable does) while the inner one is held.
-        let mut ga = a.lock();
+        // Three nested, the middle one dropped first, then the outer.
+        let ga = a.lock();
         let gb = b.lock();
-        let inside = ga.do_unlocked(irqs);
+        let gc = c.lock();
         drop(gb);
-        pr_info!("a unlocked under b: {inside}, b dropped: {}\n", irqs());
+        let middle = irqs();
         drop(ga);
+        pr_info!("middle first: b dropped: {middle}, then a: {}\n", irqs());
+        drop(gc);
+        pr_info!("middle first: c dropped: {}\n", irqs());
 
         // An irq guard inside a plain spinlock's, dropped after it.
         let gp = plain.lock();
