@@ -75,7 +75,8 @@ fn toolchain(dir: &Path) -> Toolchain {
         modules_dir: dir.join("none"),
         cache: dir.join("cache"),
         debug: false,
-        rust_target_dir: None,
+        // As the debug kernel's on its first build: not made yet.
+        rust_target_dir: Some(dir.join("ws/target/kernel-debug")),
     }
 }
 

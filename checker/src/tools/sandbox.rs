@@ -9,7 +9,7 @@
 //!
 //! - new user, pid, network, IPC, UTS and cgroup namespaces
 //!   (`--unshare-all`): uid and gid 65534 inside, no capabilities, no
-//!   network but an unconfigured loopback, its own `/proc` that shows only
+//!   network but a loopback of its own, its own `/proc` that shows only
 //!   its own processes, a new session (no controlling terminal to inject
 //!   keystrokes into), killed with the checker (`--die-with-parent`);
 //! - a root that holds only what a build needs: `/usr` (compilers,
@@ -33,6 +33,14 @@
 //!
 //! Dependencies are fetched before the sandbox starts ([`fetch`]): inside,
 //! cargo works offline.
+//!
+//! What it does not do: outside its namespaces the processes keep the
+//! checker's uid (without capabilities), so grading is best run as an
+//! unprivileged user; the limits are per process (rlimits: these machines
+//! have cgroups v1 and no systemd to delegate a cgroup), so the number of
+//! processes and the disk a build fills inside its workspace are bounded
+//! only by the wall clock. The threat model is in the book's "For
+//! instructors" chapter.
 
 use std::ffi::OsString;
 use std::fs;
@@ -53,7 +61,7 @@ pub const DEFAULT_BUILD_TIMEOUT_SECS: u64 = 600;
 /// A process's address-space limit when its `lab.toml` sets none
 /// (`build_memory`), MiB. Address space, not memory used: the allocator
 /// reserves far more than it touches, and more on a machine with more
-/// cores (an arena and a stack per thread); the builds of every lab pass
+/// cores (an arena and a stack per thread); labs 01, 02 and 04 build
 /// with half of it on 2 cores.
 pub const DEFAULT_BUILD_MEMORY_MIB: u64 = 8192;
 /// The largest file a sandboxed process may write, MiB: a module and its
@@ -311,8 +319,11 @@ impl Sandbox {
     /// `log`; kills it at the wall-clock limit. The limit it hit, if any,
     /// is in the result, and said at the end of `log`.
     pub fn run(&self, cmd: &Command, log: &Path) -> Result<Finished> {
-        fs::create_dir_all(&self.scratch)
-            .with_context(|| format!("cannot create {}", self.scratch.display()))?;
+        // A cargo target folder may not exist yet (the debug kernel's, on
+        // its first build): bwrap binds only what is there.
+        for dir in self.writable.iter().chain([&self.scratch]) {
+            fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        }
         let tmp = tempfile::Builder::new()
             .prefix("sandbox-tmp-")
             .tempdir_in(&self.scratch)
