@@ -613,6 +613,55 @@ mod tests {
         ]
     }
 
+    /// A build, or a host step, that hit a sandbox limit has the limit's
+    /// verdict, not "build-failed" or "failed".
+    #[test]
+    fn a_limit_hit_is_a_verdict_of_its_own() {
+        let lab = crate::testutil::lab(
+            "/w/labs/lab-02",
+            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='tests'\nhost='cargo test'\n\
+             [[step]]\nname='load'\nrun='insmod /lab/m.ko'\n",
+        );
+        let run = |ok, limit, steps| RunResult {
+            lab: "lab-02".into(),
+            solution: false,
+            build: crate::run::BuildOutcome {
+                ok,
+                time: Duration::from_secs(30),
+                log: "build.log".into(),
+                limit,
+            },
+            steps,
+            crash: None,
+            timed_out: false,
+            accel: None,
+            boot_time: None,
+            wall: Duration::from_secs(31),
+            console_log: None,
+            seed: None,
+        };
+        let all = crate::grade::all_build_failed(&lab);
+        let r = run(
+            false,
+            Some(Limit::WallClock),
+            crate::grade::build_failed(&lab, Some(Limit::WallClock)),
+        );
+        assert_eq!(verdict(&r).short(), "build-timed-out");
+        assert_eq!(
+            r.steps[0].status.reason().as_deref(),
+            Some("the build timed out")
+        );
+        let r = run(false, Some(Limit::Memory), all.clone());
+        assert_eq!(verdict(&r).short(), "build-out-of-memory");
+        // The host step ran out of CPU time; the build went on and failed.
+        let mut steps = all;
+        steps[0].status = Status::Failed(Failure::of_limit(Limit::CpuTime));
+        assert_eq!(
+            verdict(&run(false, None, steps)).short(),
+            "build-cpu-time at step 01 (tests)"
+        );
+    }
+
     #[test]
     fn sample_reports() {
         let entries = sample();
