@@ -366,7 +366,7 @@ impl Sandbox {
         };
         if sandbox_failed(&output) {
             bail!(
-                "the sandbox (bwrap) could not start: {}",
+                "the sandbox (bwrap) could not start (`make setup` installs it): {}",
                 String::from_utf8_lossy(&output).trim()
             );
         }
@@ -388,12 +388,14 @@ impl Sandbox {
     }
 }
 
-/// bwrap itself failed (no user namespaces, a missing folder): its
-/// messages start with `bwrap: ` and nothing else ran.
+/// bwrap or prlimit itself failed (no user namespaces, a missing folder,
+/// no bwrap): its one message starts with `bwrap: ` or `prlimit: ` and
+/// nothing else ran.
 fn sandbox_failed(output: &[u8]) -> bool {
     let text = String::from_utf8_lossy(output);
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    lines.next().is_some_and(|l| l.starts_with("bwrap: ")) && lines.next().is_none()
+    let ours = |l: &str| l.starts_with("bwrap: ") || l.starts_with("prlimit: ");
+    lines.next().is_some_and(ours) && lines.next().is_none()
 }
 
 /// The limit a failed command's output says a process hit: a process
@@ -624,5 +626,8 @@ mod tests {
         ));
         assert!(!sandbox_failed(b"bwrap: x\nmake: Entering directory\n"));
         assert!(!sandbox_failed(b"make: Entering directory\n"));
+        assert!(sandbox_failed(
+            b"prlimit: failed to execute bwrap: No such file or directory\n"
+        ));
     }
 }
