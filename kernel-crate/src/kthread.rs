@@ -103,7 +103,7 @@ static OPS: Ops = Ops {
 /// `head` is the head of a `KBox<Start<F>>` released by `into_raw`, whose
 /// `free` is `drop_start::<F>`, whose entry is enrolled in the module's
 /// registry, and whose `task` is a kthread created by
-/// `kthread_create_on_node` that runs [`trampoline`] on it, has taken the
+/// `kthread_create_on_node` that runs `trampoline` on it, has taken the
 /// closure, and does not exit before `kthread_stop`.
 ///
 /// Leaking a `KThread` (`mem::forget`, an `Arc` cycle) is safe: the
