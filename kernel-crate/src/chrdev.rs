@@ -23,7 +23,7 @@
 //! registration being dropped at the same time must wait for it: each
 //! module keeps its registered regions in a list under a mutex of its own
 //! (in the C helpers), which an `open` holds while it looks its region up
-//! and runs [`FileOperations::open`](crate::file::FileOperations::open),
+//! and runs [`FileOperations::open`],
 //! and which unregistering takes to unlink the region. A late open through
 //! an unregistered cdev finds nothing and fails with `ENXIO`. (A misc
 //! device gets the same from `misc_mtx`.) As for a misc device, an `open`
