@@ -312,6 +312,9 @@ unsigned int rust_helper_cred_euid(const struct cred *cred)
 /* The registry of kthreads and registrations (unload.rs). */
 #include "unload.c"
 
+/* KASAN's memory intrinsics for the Rust code (rust-module.mk). */
+#include "kasan.c"
+
 void rust_helper_rb_link_node(struct rb_node *node, struct rb_node *parent,
 			      struct rb_node **rb_link)
 {

@@ -58,19 +58,30 @@ rust-flags += $(if $(CONFIG_RETPOLINE),-Zretpoline-external-thunk)
 rust-flags += $(if $(CONFIG_RETHUNK),-Zfunction-return=thunk-extern)
 # ANCHOR_END: flags
 
+# ANCHOR: kasan
 # KASAN for the Rust code as well, when the tree has it (the debug kernel,
 # book/src/debug-kernel.md): what mainline's scripts/Makefile.kasan gives
-# rustc. Inline shadow checks call the kernel's __asan_report_*; memcpy and
-# friends stay plain calls to the kernel's own (instrumented) ones. Globals
-# and stack variables are not instrumented: they need module constructors
-# and stack redzones that this out-of-tree build does not set up. `core` is
-# built with the same flags (-Zbuild-std), hence the ABI-mismatch allowance
-# only for compiler_builtins, which cargo builds without sanitizers.
+# rustc, following the tree's options as its C flags do. Inline shadow
+# checks (CONFIG_KASAN_INLINE, else calls to __asan_load8 and friends) call
+# the kernel's __asan_report_*; stack variables get redzones
+# (CONFIG_KASAN_STACK); globals get redzones registered by a module
+# constructor (.init_array, which the module loader runs). Aggregate copies
+# (`let a: [u8; 64] = *p`) are memcpy intrinsics, which ASan leaves alone
+# in kernel mode unless told to call __asan_memcpy & co.
+# (-asan-kernel-mem-intrinsic-prefix, as mainline does since 6.3): LLVM
+# would otherwise inline them as plain moves, unchecked. A 6.1 kernel has
+# no __asan_mem*; the kernel crate's helpers (helpers/kasan.c) define them
+# on its checked memcpy. `core` is built with the same flags
+# (-Zbuild-std), hence the ABI-mismatch allowance only for
+# compiler_builtins, which cargo builds without sanitizers.
 rust-kasan-flags := -Zsanitizer=kernel-address -Zsanitizer-recover=kernel-address \
 	-Cunsafe-allow-abi-mismatch=sanitizer \
 	-Cllvm-args=-asan-mapping-offset=$(CONFIG_KASAN_SHADOW_OFFSET) \
-	-Cllvm-args=-asan-instrumentation-with-call-threshold=10000 \
-	-Cllvm-args=-asan-globals=0 -Cllvm-args=-asan-stack=0
+	-Cllvm-args=-asan-instrumentation-with-call-threshold=$(if $(CONFIG_KASAN_INLINE),10000,0) \
+	-Cllvm-args=-asan-stack=$(if $(CONFIG_KASAN_STACK),1,0) \
+	-Cllvm-args=-asan-globals=1 \
+	-Cllvm-args=-asan-kernel-mem-intrinsic-prefix=1
+# ANCHOR_END: kasan
 rust-flags += $(if $(CONFIG_KASAN_GENERIC),$(rust-kasan-flags))
 
 # The flags Kbuild gives the C compiler for this object; the kernel crate's
