@@ -23,7 +23,6 @@
 //! guards could still be swapped or unlocked (`do_unlocked`) under an
 //! inner lock; the count makes every order correct instead.
 
-use super::Backend;
 use crate::bindings;
 
 /// A lock that spins while it waits, with preemption disabled while it is
@@ -62,7 +61,8 @@ macro_rules! new_spinlock_irq {
 
 // `spin_lock` gives exclusive ownership until `spin_unlock`.
 plain_backend!(
-    /// The [`Backend`] of [`SpinLock`]: `spin_lock` and `spin_unlock`.
+    /// The [`Backend`](super::Backend) of [`SpinLock`]: `spin_lock` and
+    /// `spin_unlock`.
     SpinLockBackend,
     bindings::spinlock_t,
     init: bindings::rust_helper_spin_lock_init,
@@ -73,9 +73,9 @@ plain_backend!(
 // `spin_lock` gives exclusive ownership until `spin_unlock`, with or
 // without disabling interrupts around it.
 plain_backend!(
-    /// The [`Backend`] of [`SpinLockIrq`]: `spin_lock` with interrupts
-    /// disabled by the first irq guard and restored by the last one (see
-    /// the module docs).
+    /// The [`Backend`](super::Backend) of [`SpinLockIrq`]: `spin_lock`
+    /// with interrupts disabled by the first irq guard and restored by the
+    /// last one (see the module docs).
     SpinLockIrqBackend,
     bindings::spinlock_t,
     init: bindings::rust_helper_spin_lock_init,
