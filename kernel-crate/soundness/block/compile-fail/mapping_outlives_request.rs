@@ -5,7 +5,7 @@
 // ANCHOR: case
 use kernel::block::mq::Request;
 use kernel::device::Device;
-use kernel::dma::{DmaAddress, Direction};
+use kernel::dma::{Direction, DmaAddress};
 use kernel::prelude::*;
 use kernel::scatterlist::SgTable;
 
