@@ -171,7 +171,7 @@ fn head_len(dst: *const u8, len: usize) -> usize {
 /// `dst` is valid for writes of `src.len()` bytes, and every access to
 /// them that may run at the same time is atomic or outside Rust (user
 /// space, C).
-unsafe fn copy_to_shared(src: &[u8], dst: *mut u8) {
+pub(crate) unsafe fn copy_to_shared(src: &[u8], dst: *mut u8) {
     let head = head_len(dst, src.len());
     let (bytes, rest) = src.split_at(head);
     let words = rest.chunks_exact(size_of::<usize>());
@@ -206,7 +206,7 @@ unsafe fn copy_to_shared(src: &[u8], dst: *mut u8) {
 ///
 /// As for [`copy_to_shared`], with `src` valid for reads of `dst.len()`
 /// bytes.
-unsafe fn copy_from_shared(src: *const u8, dst: &mut [u8]) {
+pub(crate) unsafe fn copy_from_shared(src: *const u8, dst: &mut [u8]) {
     let head = head_len(src, dst.len());
     let (bytes, rest) = dst.split_at_mut(head);
     let mut words = rest.chunks_exact_mut(size_of::<usize>());

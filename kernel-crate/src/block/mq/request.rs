@@ -652,15 +652,13 @@ impl Segment<'_> {
             let seg = bindings::rust_helper_kmap_local_page(self.page).cast::<u8>();
             let other = bindings::rust_helper_kmap_local_page(page.as_raw()).cast::<u8>();
             // The ranges are within their pages (checked above, and
-            // `offset + len <= PAGE_SIZE` by the invariant). `copy`, not
-            // `copy_nonoverlapping`: nothing stops a driver from pointing a
-            // request at its own page.
+            // `offset + len <= PAGE_SIZE` by the invariant).
             let seg_at = seg.add(self.offset + at);
             let other_at = other.add(page_offset);
             if to_page {
-                ptr::copy(seg_at, other_at, len);
+                copy_shared(seg_at, other_at, len);
             } else {
-                ptr::copy(other_at, seg_at, len);
+                copy_shared(other_at, seg_at, len);
             }
             // Unmapped in the reverse order, as `kmap_local` requires.
             bindings::rust_helper_kunmap_local(other.cast());
@@ -679,6 +677,38 @@ impl Segment<'_> {
     /// byte `at` of it (serving a read).
     pub fn copy_from_page(&self, at: usize, src: &Page, src_offset: usize, len: usize) -> Result {
         self.copy(at, src, src_offset, len, false)
+    }
+}
+
+/// Copies `len` bytes from `src` to `dst`, both memory that others may
+/// access at the same time (a bio's pages are user or page-cache memory; a
+/// driver's `Page` is shared): through a small buffer, with the relaxed
+/// atomic copies of [`crate::page`], so that two copies racing on one page
+/// are not a data race. The ranges may overlap, as a driver may point a
+/// request at its own page: the chunks then go in the order that reads
+/// each source byte before it is overwritten.
+///
+/// # Safety
+///
+/// `src` is valid for reads and `dst` for writes of `len` bytes, and every
+/// access to them that may run at the same time is atomic or outside Rust.
+unsafe fn copy_shared(src: *const u8, dst: *mut u8, len: usize) {
+    const CHUNK: usize = 256;
+    let mut buf = [0u8; CHUNK];
+    let backwards = (dst as usize) > (src as usize);
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(CHUNK);
+        // Forwards from the start, or backwards from the end.
+        let at = if backwards { left - n } else { len - left };
+        let chunk = &mut buf[..n];
+        // SAFETY: `at + n <= len`: the chunk is within both ranges
+        // (contract), and `chunk` is this function's own buffer.
+        unsafe {
+            crate::page::copy_from_shared(src.add(at), chunk);
+            crate::page::copy_to_shared(chunk, dst.add(at));
+        }
+        left -= n;
     }
 }
 
