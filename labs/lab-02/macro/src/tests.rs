@@ -217,6 +217,32 @@ fn sources() -> Vec<PathBuf> {
     files
 }
 
+/// Only a `.modinfo` static of `modinfo_static` reaches the module: any
+/// other code it returns becomes a compile error (the given `expand.rs`).
+#[test]
+fn only_a_modinfo_static_reaches_the_module() {
+    use crate::expand::only_modinfo;
+    use quote::quote;
+    let good = quote! {
+        #[unsafe(link_section = ".modinfo")]
+        #[used]
+        static __MODINFO_ALIAS_0: [u8; 13] = *b"alias=thanks\0";
+    };
+    assert_eq!(only_modinfo(good.clone()).to_string(), good.to_string());
+    assert!(only_modinfo(quote! {}).is_empty());
+    let refused = [
+        quote! { #good fn f() {} },
+        quote! { #[unsafe(link_section = ".modinfo")] #[used] static S: [u8; 2] = *b"a\0"; #good },
+        quote! { #[unsafe(link_section = ".init_array")] #[used] static S: [u8; 2] = *b"a\0"; },
+        quote! { #[unsafe(link_section = ".modinfo")] #[used] static S: [u8; 2] = { unsafe { *b"a\0" } }; },
+        quote! { #[unsafe(link_section = ".modinfo")] #[used] static S: [u8; N] = *b"a\0"; },
+    ];
+    for tokens in refused {
+        let out = only_modinfo(tokens).to_string();
+        assert!(out.contains("compile_error"), "not refused: {out}");
+    }
+}
+
 /// A macro must not panic on its input: mistakes are compile errors.
 #[test]
 fn no_panics() {
