@@ -200,8 +200,9 @@ impl Sandbox {
     /// top-level entry of `root` that is a symbolic link (a graded
     /// workspace links the course's `kernel-crate/`, `module-macro/` ...);
     /// writable: `root`, the lab folder and `tc`'s cargo target folder.
-    /// A lab folder outside `root` (a driver of one's own) also reads the
-    /// checker's own checkout, whose kernel crate it builds against.
+    /// A driver of one's own (a lab folder outside `root`, or a `root`
+    /// with no `kernel-crate/`) also reads the checker's own checkout,
+    /// whose kernel crate it builds against.
     pub fn for_lab(root: &Path, lab: &Lab, tc: &Toolchain) -> Sandbox {
         let (rustup, cargo) = toolchain_homes();
         let mut readable = vec![rustup.clone()];
@@ -221,11 +222,19 @@ impl Sandbox {
         }
         let mut writable = both_forms(root);
         let lab_dir = absolute(&lab.dir);
-        if !lab_dir.starts_with(absolute(root)) {
+        let outside = !lab_dir.starts_with(absolute(root));
+        if outside {
+            writable.extend(both_forms(&lab_dir));
+        }
+        // A driver of one's own (`checker new-driver`) is a workspace of
+        // its own, which builds against this checkout's kernel crate (its
+        // Makefile and Cargo.toml name it by path): it reads the checkout.
+        // A course workspace (the checkout, a graded copy) has its own
+        // `kernel-crate/`, and never sees another.
+        if outside || !root.join("kernel-crate").is_dir() {
             if let Ok(course) = crate::tools::workspace::root() {
                 readable.extend(both_forms(&course));
             }
-            writable.extend(both_forms(&lab_dir));
         }
         if let Some(target) = &tc.rust_target_dir {
             writable.extend(both_forms(target));
