@@ -297,10 +297,7 @@ impl<H: Handler> Registration<H> {
         };
         // SAFETY: on `Ok` the registration is initialised; on `Err` its
         // fields that need dropping have been dropped.
-        let reg = KBox::pin_init(unsafe { pin_init_from_closure(init) }, GFP_KERNEL)?;
-        let at: *const Self = &*reg;
-        reg.unload.set_alloc(at.cast());
-        Ok(reg)
+        Entry::pin_own_block(unsafe { pin_init_from_closure(init) }, |reg| &reg.unload)
     }
 
     /// How the module's exit frees a leaked registration.

@@ -343,10 +343,7 @@ impl<T: Driver> Registration<T> {
     /// the initialiser in process context only. Dropping the registration may
     /// sleep too.
     pub fn new_pinned(module: &'static ThisModule, context: T::Context) -> Result<Pin<KBox<Self>>> {
-        let reg = KBox::pin_init(Self::new(module, context), GFP_KERNEL)?;
-        let at: *const Self = &*reg;
-        reg.unload.set_alloc(at.cast());
-        Ok(reg)
+        Entry::pin_own_block(Self::new(module, context), |reg| &reg.unload)
     }
 
     /// How the module's exit unregisters a leaked registration.

@@ -14,7 +14,7 @@ use core::marker::PhantomPinned;
 use core::pin::Pin;
 use core::ptr::{addr_of, addr_of_mut};
 
-use crate::alloc::{flags::GFP_KERNEL, KBox};
+use crate::alloc::KBox;
 use crate::bindings;
 use crate::error::{Error, Result};
 use crate::file::{FileOperations, FileOpsVtable, OpenAdapter};
@@ -149,10 +149,7 @@ impl<K: Kind, T: FileOperations> Registration<K, T> {
         options: K::Options,
         open_data: T::OpenData,
     ) -> Result<Pin<KBox<Self>>> {
-        let reg = KBox::pin_init(Self::init(options, open_data), GFP_KERNEL)?;
-        let at: *const Self = &*reg;
-        reg.unload.set_alloc(at.cast());
-        Ok(reg)
+        Entry::pin_own_block(Self::init(options, open_data), |reg| &reg.unload)
     }
 
     /// How the module's exit unregisters a leaked registration.

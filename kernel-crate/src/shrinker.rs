@@ -16,7 +16,7 @@ use core::marker::PhantomPinned;
 use core::pin::Pin;
 use core::ptr::{addr_of, addr_of_mut};
 
-use crate::alloc::{flags::GFP_KERNEL, KBox};
+use crate::alloc::KBox;
 use crate::bindings;
 use crate::error::{to_result, Error, Result};
 use crate::init::{pin_init_from_closure, Opaque, PinInit};
@@ -182,10 +182,7 @@ impl<T: Shrinker> Registration<T> {
     /// the initialiser in process context only. Dropping the registration may
     /// sleep too.
     pub fn new_pinned(name: &'static CStr, data: T) -> Result<Pin<KBox<Self>>> {
-        let reg = KBox::pin_init(Self::new(name, data), GFP_KERNEL)?;
-        let at: *const Self = &*reg;
-        reg.unload.set_alloc(at.cast());
-        Ok(reg)
+        Entry::pin_own_block(Self::new(name, data), |reg| &reg.unload)
     }
 
     /// How the module's exit unregisters a leaked registration.

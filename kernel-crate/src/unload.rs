@@ -65,10 +65,13 @@
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_void, CStr};
 use core::marker::PhantomPinned;
+use core::pin::Pin;
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
+use crate::alloc::{flags::GFP_KERNEL, AllocError, KBox};
 use crate::bindings;
+use crate::init::PinInit;
 
 /// Where an entry is; changed only under the registry's lock.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -337,6 +340,19 @@ impl Entry {
     /// it).
     pub(crate) fn set_alloc(&self, alloc: *const c_void) {
         self.alloc.store(alloc.cast_mut(), Ordering::Relaxed);
+    }
+
+    /// Initialises a value in a heap block of its own (a registration's
+    /// `new_pinned`) and marks the block on the value's `entry`
+    /// ([`Entry::set_alloc`]).
+    pub(crate) fn pin_own_block<T, E: From<AllocError>>(
+        init: impl PinInit<T, E>,
+        entry: impl FnOnce(&T) -> &Entry,
+    ) -> Result<Pin<KBox<T>>, E> {
+        let value = KBox::pin_init(init, GFP_KERNEL)?;
+        let at: *const T = &*value;
+        entry(&value).set_alloc(at.cast());
+        Ok(value)
     }
 
     /// Warns that the value of this entry was leaked, and what is done
