@@ -13,7 +13,7 @@
 //! - [`disk`]: disk images for the guest's block devices (the pattern
 //!   image), and the host's scan of them after power-off.
 //! - [`shell`]: the same guest with a shell on the console instead of
-//!   steps (`checker shell`, `checker gdb`).
+//!   steps (`checker shell`).
 //! - [`tools`]: the checker's own guest programs (`failslab`).
 //! - [`debugkernel`]: the debug kernel's build and cache.
 #![forbid(unsafe_code)]

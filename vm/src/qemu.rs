@@ -87,7 +87,7 @@ pub struct GuestRun {
 }
 
 /// Kills and reaps QEMU when dropped, whatever the exit path.
-struct QemuGuard(Child);
+pub(crate) struct QemuGuard(pub(crate) Child);
 
 impl Drop for QemuGuard {
     fn drop(&mut self) {
@@ -218,7 +218,7 @@ fn start(guest: &Guest, files: &RunFiles) -> Result<QemuGuard> {
 
 /// Waits for QEMU to exit or the time limit (then kills it), calling
 /// `poll` every 50 ms; `Err(Interrupted)` on Ctrl-C.
-fn wait(
+pub(crate) fn wait(
     qemu: &mut QemuGuard,
     timeout: Duration,
     started: Instant,

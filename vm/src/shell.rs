@@ -1,16 +1,11 @@
-//! An interactive guest (`checker shell`, `checker gdb`): the lab's guest,
+//! An interactive guest (`checker shell`): the lab's guest,
 //! with its modules and programs in `/lab`, but `/init` hands the console
 //! to a shell instead of running steps. The console is QEMU's standard
 //! input and output, so the terminal that started it is the guest's
 //! console; `exit` (or Ctrl-D) powers the guest off, which ends QEMU.
 //! QEMU's monitor is on the same terminal (Ctrl-A C, Ctrl-A X quits).
-//!
-//! With a gdb socket, QEMU starts the CPUs halted and serves its gdb stub
-//! on that Unix socket; the kernel boots without address randomisation,
-//! so the symbols of its `vmlinux` are at their link addresses.
 
 use std::io::{Read as _, Write as _};
-use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -18,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use crate::guest::{self, Contents, Guest, Program, Source};
-use crate::qemu;
+use crate::qemu::{self, Ending};
 
 /// The file whose presence tells `/init` to start a shell; its text is
 /// printed first.
@@ -32,8 +27,6 @@ pub const READY: &str = "checker shell: ready";
 pub struct Options<'a> {
     /// Printed on the console before the shell's prompt.
     pub banner: &'a str,
-    /// Serve QEMU's gdb stub on this Unix socket and start halted.
-    pub gdb_socket: Option<&'a Path>,
     /// Kill QEMU after this long (scripted use); none for a person.
     pub limit: Option<Duration>,
     /// Type these lines into the shell once it is ready, instead of
@@ -56,26 +49,11 @@ pub fn run(guest: &Guest, opts: &Options<'_>) -> Result<ExitStatus> {
         name: MARKER.into(),
         source: Source::Bytes(banner.into_bytes()),
     });
-    if opts.gdb_socket.is_some() {
-        guest.extra_cmdline = format!("{} nokaslr", guest.extra_cmdline);
-    }
     let busybox = guest::read_busybox()?;
     let contents = Contents::read(&guest)?;
     guest::write_initramfs(&initramfs, &busybox, &contents, &[], "shell")?;
 
-    let mut args = qemu::qemu_args_with(&guest, &initramfs, "mon:stdio", "null");
-    if let Some(socket) = opts.gdb_socket {
-        args.extend([
-            "-chardev".into(),
-            format!(
-                "socket,path={},server=on,wait=off,id=gdb0",
-                socket.display()
-            ),
-            "-gdb".into(),
-            "chardev:gdb0".into(),
-            "-S".into(),
-        ]);
-    }
+    let args = qemu::qemu_args_with(&guest, &initramfs, "mon:stdio", "null");
     let scripted = opts.script.is_some();
     let piped = || {
         if scripted {
@@ -94,20 +72,16 @@ pub fn run(guest: &Guest, opts: &Options<'_>) -> Result<ExitStatus> {
     let ready = opts
         .script
         .map(|script| type_when_ready(&mut child, script));
+    // Killed on every way out, as a lab run's QEMU is.
+    let mut qemu = qemu::QemuGuard(child);
     let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if opts.limit.is_some_and(|l| started.elapsed() >= l) {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!(
-                "the guest was still running after {} s: killed",
-                started.elapsed().as_secs()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let limit = opts.limit.unwrap_or(Duration::MAX);
+    let status = match qemu::wait(&mut qemu, limit, started, &mut || {})? {
+        (Ending::Exited, Some(status)) => status,
+        _ => bail!(
+            "the guest was still running after {} s: killed",
+            started.elapsed().as_secs()
+        ),
     };
     if let Some(ready) = ready {
         if !ready.join().unwrap_or(false) {

@@ -717,7 +717,6 @@ impl LabRun<'_> {
         let banner = shell_banner(lab, &guest);
         let opts = vm::shell::Options {
             banner: &banner,
-            gdb_socket: None,
             limit,
             script,
         };
