@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
+use checker::outcome::{Outcome, EXIT_CODES};
 use checker::report::terminal::Terminal;
 use checker::run::events::{JsonLines, Reporter};
 use checker::run::{self, GuestArgs, LabRequest};
@@ -15,7 +16,7 @@ use checker::{tools::setup, tools::workspace};
 /// Sets up the machine, builds a lab's kernel module, runs it in a QEMU
 /// guest and grades each step against the lab's expected snapshots.
 #[derive(Parser)]
-#[command(name = "checker", version)]
+#[command(name = "checker", version, after_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -167,24 +168,27 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    // clap's own usage errors exit 2 too.
     let cli = Cli::parse();
-    match real_main(cli) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
+    let outcome = match real_main(cli) {
+        Ok(outcome) => outcome,
         Err(e) if e.is::<vm::Interrupted>() => {
             eprintln!("checker: interrupted");
-            ExitCode::from(130)
+            Outcome::Interrupted
         }
         Err(e) => {
             eprintln!("checker: error: {e:#}");
-            ExitCode::FAILURE
+            Outcome::Error
         }
-    }
+    };
+    ExitCode::from(outcome.code())
 }
 
-fn real_main(cli: Cli) -> Result<bool> {
+fn real_main(cli: Cli) -> Result<Outcome> {
     use checker::{batch, tools};
-    match cli.command {
+    // The other commands say whether what they graded passed (true for a
+    // command that grades nothing and returns).
+    let passed = match cli.command {
         Cmd::Setup { no_book, browser } => setup_cmd(no_book, browser),
         Cmd::Lab {
             request,
@@ -218,10 +222,12 @@ fn real_main(cli: Cli) -> Result<bool> {
             out,
         } => bench_nvme(seconds, rounds, out),
         Cmd::Verify { guest, labs } => verify(guest, &labs),
-        Cmd::Run(args) => batch::jobs::run_cmd(&args),
-        Cmd::Grade(args) => batch::gradedir::grade_cmd(&args),
+        Cmd::Run(args) => return batch::jobs::run_cmd(&args),
+        Cmd::Grade(args) => return batch::gradedir::grade_cmd(&args),
         Cmd::Fixtures(args) => batch::fixtures::run_cmd(&args),
-        Cmd::Doctor => tools::doctor::run(),
+        // The doctor grades nothing: what it finds wrong is the set-up.
+        Cmd::Doctor if tools::doctor::run()? => Ok(true),
+        Cmd::Doctor => return Ok(Outcome::Error),
         Cmd::Kdir => {
             println!("{}", tools::probe::kdir()?.display());
             Ok(true)
@@ -233,7 +239,8 @@ fn real_main(cli: Cli) -> Result<bool> {
         Cmd::Clean => done(tools::exec::clean(&workspace::root()?)),
         Cmd::MdbookPreprocess { args } => mdbook_preprocess(&args),
         Cmd::Watch(args) => tools::watch::run(&args),
-    }
+    };
+    passed.map(Outcome::graded)
 }
 
 /// A command that succeeds when it returns.

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use crate::outcome::Outcome;
 use crate::report::terminal::Terminal;
 use crate::report::{self, Entry, LabResult};
 use crate::run::events::{self, Event, Reporter as _};
@@ -343,7 +344,7 @@ pub fn run_and_report(jobs: &[Job], parallel: usize, out: &std::path::Path) -> R
 }
 
 /// `checker run`: one lab in this terminal, or several as child runs.
-pub fn run_cmd(args: &RunArgs) -> Result<bool> {
+pub fn run_cmd(args: &RunArgs) -> Result<Outcome> {
     vm::install_interrupt_handler()?;
     let root = workspace::root()?;
     let labs: Vec<String> = if args.all {
@@ -370,7 +371,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<bool> {
             ..request(&labs[0], args.solution, args.batch.guest)
         };
         let r = crate::run::run_request(&req, &mut Terminal::stdout())?;
-        return Ok(r.passed());
+        return Ok(Outcome::graded(r.passed()));
     }
     let out = args
         .report
@@ -391,7 +392,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<bool> {
         })
         .collect();
     let entries = run_and_report(&jobs, args.batch.parallel(), &out)?;
-    Ok(entries.iter().all(|e| e.result.passed()))
+    Ok(Outcome::of_entries(&entries))
 }
 
 #[cfg(test)]
