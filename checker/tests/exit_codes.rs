@@ -81,6 +81,11 @@ fn a_checker_error_exits_2() {
     let out = run(&["lab", "no-such-lab"]);
     assert_eq!(code(&out), 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("checker: error:"));
+    // reset-packages refuses without --yes, before it reads its list (a
+    // list that does not exist: were the refusal gone, nothing is purged).
+    let out = run(&["reset-packages", "--image", "/nonexistent/packages.txt"]);
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give --yes"));
     // A command line clap refuses, too.
     assert_eq!(code(&run(&["lab", "lab-01", "--no-such-flag"])), 2);
 }

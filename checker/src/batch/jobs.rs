@@ -283,9 +283,11 @@ pub struct RunArgs {
     pub step: Option<usize>,
     #[command(flatten)]
     pub batch: BatchArgs,
-    /// Where the reports go (default: target/checker/reports/run).
-    #[arg(long, value_name = "DIR")]
-    pub report: Option<PathBuf>,
+    /// Where the reports go (default: target/checker/reports/run), as
+    /// `checker grade --out`.
+    // `--report`, its old name, still works (hidden: one name in the help).
+    #[arg(long, alias = "report", value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// The request of a child run of `lab` with the common flags.
@@ -364,7 +366,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<Outcome> {
         browser: false,
         verbose: false,
     })?;
-    if labs.len() == 1 && args.report.is_none() {
+    if labs.len() == 1 && args.out.is_none() {
         // One lab: the ordinary `checker lab`, in this terminal.
         let req = LabRequest {
             step: args.step,
@@ -374,7 +376,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<Outcome> {
         return Ok(Outcome::graded(r.passed()));
     }
     let out = args
-        .report
+        .out
         .clone()
         .unwrap_or_else(|| root.join("target/checker/reports/run"));
     let jobs: Vec<Job> = labs
