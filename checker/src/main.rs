@@ -176,7 +176,11 @@ enum Cmd {
     /// Print the kernel tree modules are built against (`KDIR`): the
     /// headers of Debian's current kernel ABI (`module.mk` asks for it).
     #[command(hide = true)]
-    Kdir,
+    Kdir {
+        /// The tree of this guest kernel series instead (`GUEST=6.12`).
+        #[arg(long = "guest", value_enum, value_name = "SERIES")]
+        linux: Option<checker::tools::guest::Linux>,
+    },
     /// Clippy over every lab's solution, sample and Rust fixture.
     ///
     /// Built through Kbuild, warnings denied (`make kernel-clippy`).
@@ -317,8 +321,13 @@ fn real_main(cli: Cli) -> Result<Outcome> {
         // The doctor grades nothing: what it finds wrong is the set-up.
         Cmd::Doctor if tools::doctor::run()? => Ok(true),
         Cmd::Doctor => return Ok(Outcome::Error),
-        Cmd::Kdir => {
+        Cmd::Kdir { linux: None } => {
             println!("{}", tools::probe::kdir()?.display());
+            Ok(true)
+        }
+        Cmd::Kdir { linux: Some(l) } => {
+            let tc = run::guest_toolchain(Some(l), None, run::ensure_quiet()?, &workspace::root())?;
+            println!("{}", tc.kdir.display());
             Ok(true)
         }
         Cmd::Clippy => done(tools::exec::clippy(
@@ -440,7 +449,7 @@ fn bench(measure: impl FnOnce(&Path, &setup::Toolchain) -> Result<String>) -> Re
 fn verify(guest: GuestArgs, labs: &[String]) -> Result<bool> {
     vm::install_interrupt_handler()?;
     let root = workspace::root()?;
-    let tc = run::ensure_quiet()?;
+    let tc = run::guest_toolchain(guest.linux, None, run::ensure_quiet()?, &Ok(root.clone()))?;
     let opts = guest.lab_options(true, false)?;
     let rows = run::verify(&root, &tc, &opts, labs, &mut Terminal::stdout())?;
     print!("{}", run::verify_table(&rows));

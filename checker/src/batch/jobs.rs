@@ -419,11 +419,13 @@ mod tests {
                 GuestArgs {
                     timeout: Some(90),
                     accel: Some(AccelChoice::Tcg),
+                    linux: Some(crate::tools::guest::Linux::V6_12),
                 },
             )
         };
         let line = serde_json::to_string(&req).unwrap();
         assert!(line.contains(r#""accel":"tcg""#) && line.contains(r#""kernel":"debug""#));
+        assert!(line.contains(r#""linux":"6.12""#), "{line}");
         assert_eq!(serde_json::from_str::<LabRequest>(&line).unwrap(), req);
         let bad = line.replace(r#""tcg""#, r#""fast""#);
         assert!(serde_json::from_str::<LabRequest>(&bad).is_err());
