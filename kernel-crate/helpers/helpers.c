@@ -29,6 +29,34 @@
 
 #include "helpers.h"
 
+/*
+ * The fault-injection site of the crate's allocator: whether this
+ * allocation call is the one the task's /proc/thread-self/fail-nth asks to
+ * fail (see Documentation/fault-injection/fault-injection.rst). The kernel
+ * counts its own calls to should_fail() on the same counter; the debug
+ * kernel's failslab and fail_page_alloc are set so that none of theirs
+ * counts during a failslab step (vm/guest/failslab.sh), so the n-th
+ * allocation call of the module is the one that fails, whatever the kernel
+ * allocates around it. Kernels without CONFIG_FAULT_INJECTION (Debian's)
+ * never fail here.
+ */
+bool rust_helper_alloc_should_fail(void)
+{
+#ifdef CONFIG_FAULT_INJECTION
+	unsigned int n;
+
+	if (!in_task())
+		return false;
+	n = READ_ONCE(current->fail_nth);
+	if (!n)
+		return false;
+	WRITE_ONCE(current->fail_nth, n - 1);
+	return n == 1;
+#else
+	return false;
+#endif
+}
+
 void rust_helper_BUG(void)
 {
 	BUG();
@@ -198,17 +226,10 @@ unsigned long rust_helper_vma_flags(struct vm_area_struct *vma)
 	return vma->vm_flags;
 }
 
-/* 6.1 has no vm_flags_set(): an mmap handler writes vm_flags directly.
- * 6.3+ makes vm_flags read-only: the area is write-locked first (as
- * vm_flags_mod() does; the caller holds the mmap_lock for writing). */
+/* 6.1 has no vm_flags_set(): an mmap handler writes vm_flags directly. */
 void rust_helper_vma_set_flags(struct vm_area_struct *vma, unsigned long flags)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-	vma_start_write(vma);
-	vm_flags_reset(vma, flags);
-#else
 	vma->vm_flags = flags;
-#endif
 }
 
 struct mm_struct *rust_helper_vma_mm(struct vm_area_struct *vma)
@@ -271,19 +292,11 @@ const struct vm_operations_struct *rust_helper_vma_ops(struct vm_area_struct *vm
 	return vma->vm_ops;
 }
 
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-/* shrinker_alloc() is variadic (a printf format for the name). */
-struct shrinker *rust_helper_shrinker_alloc(const char *name)
-{
-	return shrinker_alloc(0, "%s", name);
-}
-#else
 /* register_shrinker() is variadic (a printf format for the name). */
 int rust_helper_register_shrinker(struct shrinker *shrinker, const char *name)
 {
 	return register_shrinker(shrinker, "%s", name);
 }
-#endif
 
 struct page *rust_helper_alloc_page(gfp_t gfp)
 {

@@ -10,26 +10,15 @@
 #   make CLIPPY=1           build with clippy, warnings denied
 #   make clean
 
-WORKBOOK := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))../..)
 ifndef KDIR
-KDIR := $(shell cargo run --quiet --manifest-path $(WORKBOOK)/Cargo.toml --package checker -- kdir $(if $(GUEST),--guest $(GUEST)))
+WORKBOOK := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))../..)
+KDIR := $(shell cargo run --quiet --manifest-path $(WORKBOOK)/Cargo.toml --package checker -- kdir)
 endif
-# `make GUEST=6.12`: another guest kernel series (see the checker's
-# `--guest`), whose Rust objects go to a cargo target folder of their own.
-ifneq ($(filter-out 6.1,$(GUEST)),)
-RUST_TARGET_DIR ?= $(WORKBOOK)/target/guest-$(GUEST)
-export RUST_TARGET_DIR
-endif
-
-# BTF for modules (6.12's CONFIG_DEBUG_INFO_BTF_MODULES, whose headers
-# ship the vmlinux it needs) would need pahole on the host; nothing here
-# reads a module's BTF.
-kbuild-args := M=$(CURDIR) CONFIG_DEBUG_INFO_BTF_MODULES=
 
 all:
-	$(MAKE) -C $(KDIR) $(kbuild-args) modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 clean:
-	$(MAKE) -C $(KDIR) $(kbuild-args) clean
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 
 .PHONY: all clean

@@ -2,44 +2,35 @@
 /*
  * failnth: the guest side of a lab step's `failslab` table. It loads a
  * module again and again, and each time makes one allocation call of the
- * load fail (/proc/thread-self/fail-nth), to show that the module's init
- * handles every allocation failure: the load fails cleanly with an error,
- * or succeeds, and the module unloads.
+ * module fail, to show that the module handles every allocation failure:
+ * the load fails cleanly with an error, or succeeds, and the module unloads.
  *
  *   failnth [-f FIRST] [-e EVERY] NAME FILE.ko [PARAMS]
  *
- * Only the calls that failslab may fail count (see `checker/src/spec/lab.rs`):
- * with failslab's `cache-filter` on and the debug kernel booted with
- * `slub_debug=A,kmalloc-*`, those are the allocations from the kmalloc
- * caches, where the module's own come from. kmemleak's bookkeeping, the
- * vmalloc areas and sysfs nodes, which come from caches of their own and
- * vary from load to load, are not counted.
+ * The count is the task's /proc/thread-self/fail-nth, the kernel's own
+ * fault-injection counter: write n, and the n-th fault-injection site the
+ * task passes fails. The kernel crate's allocator is such a site (every
+ * allocation of a Rust module goes through it, see
+ * `kernel-crate/helpers/helpers.c`), and failslab.sh sets failslab and
+ * fail_page_alloc so that none of the kernel's own allocation calls count
+ * (no cache marked for failslab's cache-filter, fail_page_alloc's min-order
+ * above every order). So the n-th call is the module's n-th allocation,
+ * whatever the kernel allocates around it: the same call in every load,
+ * and no search for where init starts.
  *
  * 1. A load without failures, with fail-nth set high and read back, counts
- *    the calls the whole load makes (T). It must succeed.
- * 2. A binary search finds B, the first call whose failure the kernel
- *    reports (failslab's `FAULT_INJECTION` line) after the module's first
- *    `NAME: ` line: init has started by then. The kernel tolerates the
- *    failure of some of its own calls, so whether the load fails says
- *    little; the order of the two lines says where the call was. A call
- *    that fails silently (`__GFP_NOWARN`) says nothing, and the search
- *    looks at the next one.
- * 3. One load for each call from B - MARGIN (allocations init makes before
- *    it prints) to B + FIRST, then for every EVERY-th call up to T. The
- *    failure reports are off for these: a report printed in the middle of
- *    a line the module is still writing (pr_cont) would cut it in two.
- *    Now and then a load makes one call more or less before init than the
- *    others, and the load after it misses one of the module's calls, so
- *    the calls up to B + FIRST are swept again until two sweeps in a row
- *    add no new line (at most PASSES sweeps).
+ *    the module's calls (T). It must succeed.
+ * 2. One load for each call from 1 to FIRST, then for every EVERY-th call
+ *    up to T, that call failing. A load that does not reach its call means
+ *    the module allocates differently from one load to the next: reported,
+ *    and the step fails.
  *
- * It prints what does not depend on how many allocations the kernel makes
- * before the module's: the distinct outcomes of those loads (errno names,
- * `loaded`) and the distinct kernel log lines of the module that the load
- * without failures did not print (what the error paths said), read from
- * /dev/kmsg as they come, so that the log buffer cannot overflow. The
- * numbers go to stderr. Exit status 1 when the module does not load without
- * failures or does not unload.
+ * It prints the distinct outcomes of those loads (errno names, `loaded`)
+ * and the distinct kernel log lines of the module that the load without
+ * failures did not print (what the error paths said), read from /dev/kmsg
+ * as they come, so that the log buffer cannot overflow. The numbers go to
+ * stderr. Exit status 1 when the module does not load without failures,
+ * does not unload, or does not reach a call it reached before.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -50,12 +41,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Calls before B that are swept too. */
-#define MARGIN 16
-/* A binary search step looks at most this many calls for one that fails. */
-#define SILENT_MAX 32
-/* Sweeps of the calls up to B + FIRST at most. */
-#define PASSES 6
 /* Distinct lines kept. */
 #define LINES_MAX 512
 
@@ -88,15 +73,6 @@ static const char *errno_name(int e)
 	}
 	snprintf(other, sizeof(other), "errno %d", e);
 	return other;
-}
-
-static void set_verbose(const char *level)
-{
-	int fd = open("/sys/kernel/debug/failslab/verbose", O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0 || write(fd, level, strlen(level)) < 0)
-		die("/sys/kernel/debug/failslab/verbose");
-	close(fd);
 }
 
 static void set_nth(long n)
@@ -148,19 +124,13 @@ static void add(struct lines *l, const char *s)
 	l->n++;
 }
 
-/* What the kernel log said during one load. */
-enum order { NO_FAULT, FAULT_FIRST, MODULE_FIRST };
-
 /*
  * Reads the kernel log records since the last call; keeps the module's
- * lines in `into`, if any (the baseline's are left out of `failing`). Returns
- * whether a failure was reported, and whether the module printed first.
+ * lines in `into`, if any (the baseline's are left out of `failing`).
  */
-static enum order read_module_lines(struct lines *into)
+static void read_module_lines(struct lines *into)
 {
 	char rec[8192];
-	int printed = 0;
-	enum order order = NO_FAULT;
 
 	for (;;) {
 		ssize_t n = read(kmsg_fd, rec, sizeof(rec) - 1);
@@ -168,16 +138,12 @@ static enum order read_module_lines(struct lines *into)
 		if (n < 0 && errno == EPIPE)
 			continue; /* records overwritten: read on */
 		if (n <= 0)
-			return order;
+			return;
 		rec[n] = '\0';
 		char *text = strchr(rec, ';');
 
-		if (text && order == NO_FAULT &&
-		    !strncmp(text + 1, "FAULT_INJECTION:", 16))
-			order = printed ? MODULE_FIRST : FAULT_FIRST;
 		if (!text || strncmp(text + 1, prefix, strlen(prefix)))
 			continue;
-		printed = 1;
 		text++;
 		text[strcspn(text, "\n")] = '\0';
 		if (into == &baseline || (into && !has(&baseline, text)))
@@ -188,7 +154,6 @@ static enum order read_module_lines(struct lines *into)
 struct outcome {
 	int err;	/* 0: loaded */
 	int injected;	/* the n-th call happened during the load */
-	enum order order;	/* of the failure report and the module's lines */
 	long used;	/* calls made, when none was failed */
 };
 
@@ -219,7 +184,7 @@ static struct outcome load(long n, struct lines *into)
 	close(fd);
 	o.injected = left == 0;
 	o.used = left ? n - left : 0;
-	o.order = read_module_lines(into);
+	read_module_lines(into);
 	if (rc == 0)
 		unload(n);
 	return o;
@@ -228,20 +193,6 @@ static struct outcome load(long n, struct lines *into)
 static int by_line(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Whether call n is at or after init's first print (see 2. above). */
-static int after_init_started(long n, long total)
-{
-	for (long k = n; k < n + SILENT_MAX && k <= total; k++) {
-		/* Its lines are left out: the failure report may cut them. */
-		struct outcome o = load(k, NULL);
-
-		if (o.injected && o.order != NO_FAULT)
-			return o.order == MODULE_FIRST;
-	}
-	/* Only silent failures: too few calls to tell; count them as after. */
-	return 1;
 }
 
 int main(int argc, char **argv)
@@ -281,52 +232,29 @@ int main(int argc, char **argv)
 	long total = clean.used;
 
 	if (total == 0) {
-		printf("failnth: the load made no allocation call that failslab may fail "
-		       "(cache-filter on, but no kmalloc cache marked: boot with slub_debug=A,kmalloc-*)\n");
+		printf("failnth: %s's load made no allocation call through the kernel crate's "
+		       "allocator: nothing to fail\n", name);
 		return 1;
 	}
 
-	long lo = 1, hi = total + 1; /* B is in [lo, hi] */
+	long runs = 0, unreached = 0;
 
-	set_verbose("1");
+	/* The first calls one by one, then every EVERY-th to the end. */
+	for (long n = 1; n <= total; n += n < first ? 1 : every, runs++) {
+		struct outcome o = load(n, &failing);
 
-	while (lo < hi) {
-		long mid = lo + (hi - lo) / 2;
-
-		if (after_init_started(mid, total))
-			hi = mid;
-		else
-			lo = mid + 1;
+		if (!o.injected) {
+			printf("failnth: the load failing call %ld made only %ld calls, the load without failures %ld: "
+			       "%s allocates differently from one load to the next\n",
+			       n, o.used, total, name);
+			unreached++;
+			continue;
+		}
+		add(&outcomes, errno_name(o.err));
 	}
-	set_verbose("0");
-	long start = lo > MARGIN ? lo - MARGIN : 1;
-	long runs = 0;
-
-	/* The first calls of init, one by one, until they say nothing new. */
-	long end = lo + first < total ? lo + first : total;
-	int passes = 0, first_pass_lines = 0;
-	char added_per_pass[64] = "";
-
-	for (int quiet = 0; quiet < 2 && passes < PASSES; passes++) {
-		int before = failing.n;
-
-		for (long n = start; n <= end; n++, runs++)
-			add(&outcomes, errno_name(load(n, &failing).err));
-		quiet = failing.n > before ? 0 : quiet + 1;
-		if (passes == 0)
-			first_pass_lines = failing.n;
-		snprintf(added_per_pass + strlen(added_per_pass),
-			 sizeof(added_per_pass) - strlen(added_per_pass), "%s%d",
-			 passes ? "+" : "", failing.n - before);
-	}
-	/* Then every EVERY-th call to the end of the load. */
-	for (long n = end + every; n <= total; n += every, runs++)
-		add(&outcomes, errno_name(load(n, &failing).err));
-	for (int i = first_pass_lines; i < failing.n; i++)
-		fprintf(stderr, "failnth: found after the first sweep: %s\n", failing.line[i]);
-	fprintf(stderr,
-		"failnth: %ld allocation calls per load; init prints before call %ld; %ld loads from call %ld; new lines in %d sweeps of the first calls: %s\n",
-		total, lo, runs, start, passes, added_per_pass);
+	fprintf(stderr, "failnth: %ld allocation calls per load; %ld loads\n", total, runs);
+	if (unreached)
+		return 1;
 
 	qsort(outcomes.line, outcomes.n, sizeof(outcomes.line[0]), by_line);
 	printf("failslab: one load per failing allocation call of %s's init\n", name);

@@ -141,11 +141,8 @@ pub const INIT: &str = include_str!("../guest/init");
 /// The kernel command line of a lab guest.
 pub const KERNEL_CMDLINE: &str = "console=ttyS0 loglevel=7 panic=-1 rdinit=/init";
 
-/// What the debug kernel's command line adds: the kmalloc caches carry
-/// failslab's mark (`A`), so that a `failslab` step can count only the
-/// allocations that go through `kmalloc` (see `guest/failnth.c`); and RCU
-/// reports a stalled CPU after 120 s instead of the config's 21. Under TCG
-/// with KASAN, `pci_enable_device` (the ACPI interpreter evaluating the
+/// What the debug kernel's command line adds: RCU reports a stalled CPU
+/// after 120 s instead of the config's 21. Under TCG with KASAN, `pci_enable_device` (the ACPI interpreter evaluating the
 /// slot's interrupt routing, `_PRT`, in a `PREEMPT_NONE` kernel) holds a
 /// CPU for 16-19 s on an idle host at every NVMe probe, C's or rnvme's,
 /// and past 21 s on a loaded one: a slow machine, not a stall. A CPU that
@@ -153,7 +150,7 @@ pub const KERNEL_CMDLINE: &str = "console=ttyS0 loglevel=7 panic=-1 rdinit=/init
 /// (Past 30 s ACPICA gives up on `_PRT`, `AE_AML_LOOP_TIMEOUT`, and that
 /// probe fails: seen once at host load ~6. `acpi=noirq` would skip `_PRT`
 /// but leaves the guest without an APIC, so without MSI-X.)
-pub const DEBUG_CMDLINE: &str = "slub_debug=A,kmalloc-* rcupdate.rcu_cpu_stall_timeout=120";
+pub const DEBUG_CMDLINE: &str = "rcupdate.rcu_cpu_stall_timeout=120";
 
 /// The contents of an initramfs, read into memory.
 #[derive(Debug, Default)]

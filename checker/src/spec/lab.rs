@@ -276,17 +276,15 @@ pub struct LabStep {
 ///
 /// With `failslab`, `run` must be `insmod /lab/NAME.ko [PARAMS]`. The
 /// checker's guest tool `failnth` (`vm/guest/failnth.c`) loads the module once
-/// without failures, then once for each allocation call of its init, that
-/// call failing (`/proc/thread-self/fail-nth`, with failslab's
-/// `ignore-gfp-wait` off so that `GFP_KERNEL` allocations count, and its
-/// `cache-filter` on: only the kmalloc caches count, which the debug
-/// kernel's command line marks, see `vm::guest::DEBUG_CMDLINE`): the
-/// `first` calls from the start of init one by one, then every `every`-th
-/// call to the end of the load. After each load that succeeds it unloads
-/// the module. The step's output does not depend on how many allocations
-/// the kernel makes before the module's: the distinct outcomes of the loads
-/// (`ENOMEM`, `loaded`) and the distinct kernel log lines of the module that
-/// the load without failures did not print (what the error paths said).
+/// without failures, then once for each allocation call of the module, that
+/// call failing: the kernel crate's allocator is a fault-injection site of
+/// `/proc/thread-self/fail-nth`, and none of the kernel's own allocations
+/// count (`vm/guest/failslab.sh`), so call `n` is the same call in every
+/// load. Calls 1 to `first` one by one, then every `every`-th to the end of
+/// the load. After each load that succeeds it unloads the module. The
+/// step's output: the distinct outcomes of the loads (`ENOMEM`, `loaded`)
+/// and the distinct kernel log lines of the module that the load without
+/// failures did not print (what the error paths said).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DebugStep {
     /// `failslab`: which allocation calls to fail, one load each.
