@@ -4,6 +4,7 @@
 #   make lab-01               build, boot and grade your lab 01
 #   make lab-01 SOLUTION=1    the same for the reference solution
 #   make lab-04 KERNEL=debug  the same on the debug kernel (KASAN, lockdep, ...)
+#   make lab-04 GUEST=6.12    the same on Linux 6.12 (default 6.1; downloaded once)
 #   make lab-04 SEED=42       draw the random steps' inputs from seed 42 again
 #   make vm-debug             build the debug kernel (cached; ~6 min cold)
 #   make watch-01             grade lab 01 again on every save
@@ -29,14 +30,16 @@ all:
 setup:
 	$(CHECKER) setup
 
+GUEST_ARG = $(if $(GUEST),--guest $(GUEST))
+
 lab-%:
-	$(CHECKER) lab $@ $(if $(SOLUTION),--solution) $(if $(KERNEL),--kernel $(KERNEL)) $(if $(SEED),--seed $(SEED))
+	$(CHECKER) lab $@ $(if $(SOLUTION),--solution) $(if $(KERNEL),--kernel $(KERNEL)) $(GUEST_ARG) $(if $(SEED),--seed $(SEED))
 
 watch-%:
 	$(CHECKER) watch lab-$* $(if $(SOLUTION),--solution)
 
 shell-%:
-	$(CHECKER) shell lab-$* $(if $(SOLUTION),--solution) $(if $(KERNEL),--kernel $(KERNEL))
+	$(CHECKER) shell lab-$* $(if $(SOLUTION),--solution) $(if $(KERNEL),--kernel $(KERNEL)) $(GUEST_ARG)
 
 # `make shell-01`, scripted: the shell loads lab 01's module, shows its
 # greeting and exits, which must end the guest.
@@ -47,7 +50,7 @@ shell-check:
 		echo "shell-check: the guest's shell ran the script and powered off"
 
 check-all:
-	$(CHECKER) run --all $(if $(SOLUTION),--solution) $(if $(J),-j $(J))
+	$(CHECKER) run --all $(if $(SOLUTION),--solution) $(if $(J),-j $(J)) $(GUEST_ARG)
 
 doctor:
 	$(CHECKER) doctor
@@ -182,7 +185,7 @@ kernel-clippy:
 # Every lab's reference solution must pass, and no step that scores may
 # pass on its skeleton (LABS="lab-01 lab-05" checks only those).
 verify:
-	$(CHECKER) verify $(LABS)
+	$(CHECKER) verify $(GUEST_ARG) $(LABS)
 
 # The kernel crate's soundness tests (kernel-crate/soundness/*): compile-
 # fail cases and misuses the API must refuse in the guest. `make verify`

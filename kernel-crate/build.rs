@@ -48,6 +48,7 @@ fn main() {
     };
 
     let objtree = PathBuf::from(objtree);
+    kernel_cfgs(&objtree);
     let mut args = clang_args(&cflags, &objtree);
     args.extend([
         "--target=x86_64-linux-gnu".to_owned(),
@@ -79,7 +80,9 @@ fn main() {
         .allowlist_type("kernel_param_ops")
         .allowlist_function("kernel_param_(un)?lock")
         .allowlist_var("KERNEL_PARAM_OPS_FL_NOARG")
-        .allowlist_function("krealloc")
+        // 6.10 made `krealloc` a macro over `krealloc_noprof` (allocation
+        // profiling); the one that exists is bound.
+        .allowlist_function("krealloc(_noprof)?")
         .allowlist_function("kfree")
         .allowlist_var("RUST_CONST_HELPER_.*")
         // Synchronisation and kernel threads (src/sync, task.rs, kthread.rs).
@@ -150,11 +153,14 @@ fn main() {
         .allowlist_type("mm_struct")
         .allowlist_function("mmput")
         .allowlist_function("mmput_async")
-        .allowlist_function("zap_page_range")
-        // Shrinkers (src/shrinker.rs); registering is a helper (variadic).
+        // 6.3 replaced `zap_page_range` by `zap_page_range_single`.
+        .allowlist_function("zap_page_range(_single)?")
+        // Shrinkers (src/shrinker.rs); registering (6.1) and allocating
+        // (6.7+) are helpers (variadic).
         .allowlist_type("shrinker")
         .allowlist_type("shrink_control")
         .allowlist_function("unregister_shrinker")
+        .allowlist_function("shrinker_(register|free)")
         // Credentials (src/cred.rs); the LSM hooks are helpers (security.rs).
         .opaque_type("cred")
         .allowlist_type("cred")
@@ -252,6 +258,10 @@ fn main() {
         .allowlist_function("del_gendisk")
         .allowlist_function("put_disk")
         .allowlist_function("set_capacity")
+        // 6.1 sets the limits on the queue after allocating it; 6.9+ passes
+        // a `struct queue_limits` to `__blk_mq_alloc_disk`.
+        .allowlist_type("queue_limits")
+        .allowlist_var("RUST_CONST_HELPER_BLK_FEAT_.*")
         .allowlist_function("blk_queue_(logical|physical)_block_size")
         .allowlist_function("blk_queue_max_(hw_sectors|segments)")
         .allowlist_function("blk_queue_(virt_boundary|dma_alignment|write_cache)")
@@ -273,6 +283,78 @@ fn main() {
     bindings
         .write_to_file(out.join("bindings.rs"))
         .expect("OUT_DIR is writable");
+}
+
+/// The kernel releases whose interfaces the crate follows, as cfgs named
+/// after the change (`cargo:rustc-cfg`), from the tree's
+/// `LINUX_VERSION_CODE`. Version differences live only in this crate and
+/// its C helpers (`helpers/`, which test `LINUX_VERSION_CODE` themselves);
+/// see the crate's README, "Kernels".
+const KERNEL_CFGS: &[(&str, (u32, u32), &str)] = &[
+    (
+        "kernel_zap_page_range_single",
+        (6, 3),
+        "zap_page_range is gone, zap_page_range_single is exported",
+    ),
+    (
+        "kernel_shrinker_alloc",
+        (6, 7),
+        "shrinkers are allocated by the kernel (shrinker_alloc/register/free)",
+    ),
+    (
+        "kernel_krealloc_noprof",
+        (6, 10),
+        "krealloc is a macro over krealloc_noprof",
+    ),
+    // Limits at allocation came in 6.9, the feature flags (write cache,
+    // FUA, rotational) in 6.11: the crate uses both together.
+    (
+        "kernel_queue_limits",
+        (6, 11),
+        "queue limits and features are given to __blk_mq_alloc_disk",
+    ),
+];
+
+/// The kernel series the crate is tested on (6.1: Debian 12; 6.12: Debian
+/// 13 and bookworm-backports); others get a warning.
+const TESTED_SERIES: &[(u32, u32)] = &[(6, 1), (6, 12)];
+
+/// Reads `LINUX_VERSION_CODE` from the tree and emits [`KERNEL_CFGS`].
+fn kernel_cfgs(objtree: &Path) {
+    for (name, _, _) in KERNEL_CFGS {
+        println!("cargo:rustc-check-cfg=cfg({name})");
+    }
+    let header = objtree.join("include/generated/uapi/linux/version.h");
+    println!("cargo:rerun-if-changed={}", header.display());
+    let Some(code) = std::fs::read_to_string(&header)
+        .ok()
+        .and_then(|text| linux_version_code(&text))
+    else {
+        eprintln!(
+            "error: no LINUX_VERSION_CODE in {}: is {} a kernel tree after `modules_prepare`?",
+            header.display(),
+            objtree.display()
+        );
+        std::process::exit(1);
+    };
+    let (major, minor) = (code >> 16, (code >> 8) & 0xff);
+    if !TESTED_SERIES.contains(&(major, minor)) {
+        println!(
+            "cargo:warning=the kernel crate is tested on Linux 6.1 and 6.12, not {major}.{minor}"
+        );
+    }
+    for (name, since, _) in KERNEL_CFGS {
+        if (major, minor) >= *since {
+            println!("cargo:rustc-cfg={name}");
+        }
+    }
+}
+
+/// `LINUX_VERSION_CODE` of `version.h`: `#define LINUX_VERSION_CODE 395520`.
+fn linux_version_code(text: &str) -> Option<u32> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("#define LINUX_VERSION_CODE "))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// Where a Kbuild build records its flags for builds outside Kbuild:

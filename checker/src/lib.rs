@@ -19,6 +19,7 @@
 //! - [`tools`]: what the pipeline stands on (probes, set-up, `make`, the
 //!   debug kernel's toolchain) and the commands around it (doctor, docs,
 //!   doctests, sizes, watch, new-driver, skeletons).
+//! - [`outcome`]: how a command ended, and its exit code.
 #![forbid(unsafe_code)]
 
 // The stages of a run, in order (blank lines keep rustfmt from sorting them).
@@ -36,6 +37,9 @@ pub mod report;
 pub mod batch;
 
 pub mod tools;
+
+// How a command ended: its exit code.
+pub mod outcome;
 
 #[cfg(test)]
 mod testutil;

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
+use checker::outcome::{Outcome, EXIT_CODES};
 use checker::report::terminal::Terminal;
 use checker::run::events::{JsonLines, Reporter};
 use checker::run::{self, GuestArgs, LabRequest};
@@ -15,7 +16,7 @@ use checker::{tools::setup, tools::workspace};
 /// Sets up the machine, builds a lab's kernel module, runs it in a QEMU
 /// guest and grades each step against the lab's expected snapshots.
 #[derive(Parser)]
-#[command(name = "checker", version)]
+#[command(name = "checker", version, after_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -30,8 +31,10 @@ enum Cmd {
         /// `supports RENDERER`, as mdBook asks first.
         args: Vec<String>,
     },
-    /// Install what is missing (Debian packages, kernel headers, guest
-    /// kernel, Rust components, book tools); idempotent.
+    /// Install what is missing; idempotent.
+    ///
+    /// Debian packages, kernel headers, the guest kernel, Rust components
+    /// and the book's tools.
     Setup {
         /// Skip the book tools (mdbook, mdbook-linkcheck, the npm tools).
         #[arg(long)]
@@ -48,8 +51,10 @@ enum Cmd {
         #[arg(long, hide = true, value_name = "FILE")]
         result_json: Option<PathBuf>,
     },
-    /// Build a lab as `lab` does and boot its guest with a shell on this
-    /// terminal instead of its steps: your modules in /lab, `exit` to end.
+    /// Boot a lab's guest with a shell instead of its steps.
+    ///
+    /// The lab is built as `lab` builds it; the guest's console is this
+    /// terminal: your modules are in /lab, `exit` ends it.
     Shell {
         #[command(flatten)]
         request: LabRequest,
@@ -66,35 +71,48 @@ enum Cmd {
     /// on standard output.
     #[command(hide = true)]
     ChildRun,
-    /// Build the debug guest kernel (`make vm-debug`), or say where the
-    /// cached one is.
+    /// Build the debug guest kernel, or say where the cached one is.
+    ///
+    /// KASAN, lockdep, kmemleak, failslab (`make vm-debug`); then
+    /// `checker lab lab-04 --kernel debug` runs on it.
     VmDebug,
-    /// Purge every Debian package that a new machine does not have, as
-    /// listed in FILE (one package a line): CI's fresh start (`.ci/run`).
+    /// CI's fresh start (`.ci/run`): purge every Debian package that a new
+    /// machine does not have.
+    ///
+    /// The packages are those not listed in FILE (one package a line),
+    /// everyone's who uses this machine: it refuses without `--yes`.
+    #[command(hide = true)]
     ResetPackages {
         /// The machine image's package list.
         #[arg(long, value_name = "FILE")]
         image: PathBuf,
+        /// Purge them: without it, the command refuses (exit code 2).
+        #[arg(long)]
+        yes: bool,
     },
-    /// Run one lab, or every lab (--all), several at a time (-j), with reports.
+    /// Run one lab, or every lab (--all), several at a time (-j), with
+    /// reports.
     Run(checker::batch::jobs::RunArgs),
     /// Grade a folder of submissions (one folder or patch per student).
     Grade(checker::batch::gradedir::GradeArgs),
-    /// Run the checker's broken-module fixtures and compare their verdicts.
+    /// Run the broken-module fixtures and compare their verdicts.
     Fixtures(checker::batch::fixtures::FixturesArgs),
     /// Check the set-up and say what is wrong and how to fix it.
     Doctor,
     /// Rebuild and re-grade a lab every time one of its sources is saved.
     Watch(checker::tools::watch::WatchArgs),
-    /// Start a driver in a repository of its own: copy drivers/template to
-    /// DIR with the path of this workbook's kernel crate filled in; then
-    /// `checker lab DIR` builds and grades it.
+    /// Start a driver of your own, outside this repository.
+    ///
+    /// Copies drivers/template to DIR with the path of this workbook's
+    /// kernel crate filled in; then `checker lab DIR` builds and grades it.
     NewDriver {
         /// The new driver's folder (must not exist, or be empty).
         dir: PathBuf,
     },
-    /// Turn one submission's results.json (from `checker grade` or `run`)
-    /// into Gradescope's autograder results.json.
+    /// Turn a submission's results.json into Gradescope's.
+    ///
+    /// Reads the report of `checker grade` or `checker run` and writes the
+    /// results.json Gradescope's autograder reads.
     Gradescope {
         /// The checker's report.
         report: PathBuf,
@@ -108,19 +126,26 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Generate the module that runs the kernel crate's doc examples in
-    /// the guest (KTAP), in target/doctests; `make doctests` grades it.
+    /// Generate the module that runs the kernel crate's doc examples.
+    ///
+    /// It runs them in the guest and reports each in KTAP; it goes to
+    /// target/doctests, and `make doctests` grades it.
     Doctests,
-    /// Build the API reference of the kernel and module-macro crates into
-    /// target/api (`make doc`; `make book` publishes it as the book's api/).
+    /// Build the API reference of the kernel and module-macro crates.
+    ///
+    /// Into target/api (`make doc`; `make book` publishes it as the book's
+    /// api/).
     Doc,
-    /// Build the semaphore and its C twin, print the RFC's size table and
-    /// write it to book/src/generated/sizes.md; the Rust Binder driver
-    /// against binder_linux.ko likewise, to binder-sizes.md, and rnvme
-    /// against nvme.ko + nvme-core.ko, to nvme-sizes.md.
+    /// Print and write the size tables of the Rust drivers and their C twins.
+    ///
+    /// The semaphore and its C twin (the RFC's table) to
+    /// book/src/generated/sizes.md; the Rust Binder driver against
+    /// binder_linux.ko likewise, to binder-sizes.md, and rnvme against
+    /// nvme.ko + nvme-core.ko, to nvme-sizes.md.
     Sizes,
-    /// Measure the Rust Binder driver against Debian's C binder in one
-    /// guest boot (C, Rust, C, Rust) and write
+    /// Measure the Rust Binder driver against Debian's C binder.
+    ///
+    /// In one guest boot (C, Rust, Rust, C); writes
     /// book/src/generated/binder-bench.md.
     BenchBinder {
         /// Calls per latency measurement and per throughput pair.
@@ -133,9 +158,10 @@ enum Cmd {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
-    /// Measure the Rust NVMe driver (rnvme) against Debian's C nvme on one
-    /// controller in one guest boot (rounds of C, Rust, Rust, C) and write
-    /// book/src/generated/nvme-bench.md.
+    /// Measure the Rust NVMe driver (rnvme) against Debian's C nvme.
+    ///
+    /// On one controller in one guest boot (rounds of C, Rust, Rust, C);
+    /// writes book/src/generated/nvme-bench.md.
     BenchNvme {
         /// Seconds per measurement (three per run, four runs a round).
         #[arg(long, default_value_t = 3.0)]
@@ -149,15 +175,22 @@ enum Cmd {
     },
     /// Print the kernel tree modules are built against (`KDIR`): the
     /// headers of Debian's current kernel ABI (`module.mk` asks for it).
-    Kdir,
-    /// Build every lab's solution, every sample and every Rust fixture
-    /// with clippy, warnings denied (`make kernel-clippy`).
+    #[command(hide = true)]
+    Kdir {
+        /// The tree of this guest kernel series instead (`GUEST=6.12`).
+        #[arg(long = "guest", value_enum, value_name = "SERIES")]
+        linux: Option<checker::tools::guest::Linux>,
+    },
+    /// Clippy over every lab's solution, sample and Rust fixture.
+    ///
+    /// Built through Kbuild, warnings denied (`make kernel-clippy`).
     Clippy,
     /// `make clean` in every lab, sample and Rust fixture (`make clean`).
     Clean,
-    /// Check every lab: its solution must pass, and no step that scores
-    /// may pass on its skeleton; then every sample (drivers/*/lab.toml)
-    /// must pass.
+    /// Check every lab's solution and skeleton, and every sample.
+    ///
+    /// A lab's solution must pass, and no step that scores may pass on its
+    /// skeleton; then every sample (drivers/*/lab.toml) must pass.
     Verify {
         #[command(flatten)]
         guest: GuestArgs,
@@ -166,25 +199,89 @@ enum Cmd {
     },
 }
 
+/// Who each listed command is for, in the order `--help` lists them. A
+/// command in none is plumbing (for the Makefile, CI, mdBook, the batch
+/// runs' children) and hidden; a test holds the two together.
+const AUDIENCES: [(&str, &[&str]); 3] = [
+    (
+        "Students (and a driver of your own)",
+        &[
+            "lab",
+            "watch",
+            "shell",
+            "doctor",
+            "setup",
+            "vm-debug",
+            "new-driver",
+        ],
+    ),
+    ("Instructors", &["grade", "gradescope", "run"]),
+    (
+        "Maintainers",
+        &[
+            "verify",
+            "fixtures",
+            "sizes",
+            "bench-binder",
+            "bench-nvme",
+            "doc",
+            "doctests",
+            "clippy",
+            "clean",
+        ],
+    ),
+];
+
+/// The command line, its commands listed by audience in `--help`.
+fn command() -> clap::Command {
+    let cmd = Cli::command();
+    let width = AUDIENCES
+        .iter()
+        .flat_map(|(_, names)| names.iter().map(|n| n.len()))
+        .max()
+        .unwrap_or(0);
+    let mut listing = String::new();
+    for (audience, names) in AUDIENCES {
+        listing += &format!("{audience}:\n");
+        for name in names {
+            let about = cmd
+                .find_subcommand(name)
+                .and_then(|c| c.get_about())
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            listing += &format!("  {name:width$}  {about}\n");
+        }
+        listing += "\n";
+    }
+    cmd.help_template(format!(
+        "{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{listing}\
+         `checker help COMMAND` (or COMMAND --help) tells more of each.\n\n\
+         Options:\n{{options}}{{after-help}}"
+    ))
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match real_main(cli) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
+    // clap's own usage errors exit 2 too.
+    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
+    let outcome = match real_main(cli) {
+        Ok(outcome) => outcome,
         Err(e) if e.is::<vm::Interrupted>() => {
             eprintln!("checker: interrupted");
-            ExitCode::from(130)
+            Outcome::Interrupted
         }
         Err(e) => {
             eprintln!("checker: error: {e:#}");
-            ExitCode::FAILURE
+            Outcome::Error
         }
-    }
+    };
+    ExitCode::from(outcome.code())
 }
 
-fn real_main(cli: Cli) -> Result<bool> {
+fn real_main(cli: Cli) -> Result<Outcome> {
     use checker::{batch, tools};
-    match cli.command {
+    // The other commands say whether what they graded passed (true for a
+    // command that grades nothing and returns).
+    let passed = match cli.command {
         Cmd::Setup { no_book, browser } => setup_cmd(no_book, browser),
         Cmd::Lab {
             request,
@@ -197,7 +294,7 @@ fn real_main(cli: Cli) -> Result<bool> {
         } => shell(&request, limit, script.as_deref()),
         Cmd::ChildRun => child_run(),
         Cmd::VmDebug => vm_debug(),
-        Cmd::ResetPackages { image } => reset_packages(&image),
+        Cmd::ResetPackages { image, yes } => reset_packages(&image, yes),
         Cmd::NewDriver { dir } => new_driver(&dir),
         Cmd::Gradescope {
             report,
@@ -218,12 +315,19 @@ fn real_main(cli: Cli) -> Result<bool> {
             out,
         } => bench_nvme(seconds, rounds, out),
         Cmd::Verify { guest, labs } => verify(guest, &labs),
-        Cmd::Run(args) => batch::jobs::run_cmd(&args),
-        Cmd::Grade(args) => batch::gradedir::grade_cmd(&args),
+        Cmd::Run(args) => return batch::jobs::run_cmd(&args),
+        Cmd::Grade(args) => return batch::gradedir::grade_cmd(&args),
         Cmd::Fixtures(args) => batch::fixtures::run_cmd(&args),
-        Cmd::Doctor => tools::doctor::run(),
-        Cmd::Kdir => {
+        // The doctor grades nothing: what it finds wrong is the set-up.
+        Cmd::Doctor if tools::doctor::run()? => Ok(true),
+        Cmd::Doctor => return Ok(Outcome::Error),
+        Cmd::Kdir { linux: None } => {
             println!("{}", tools::probe::kdir()?.display());
+            Ok(true)
+        }
+        Cmd::Kdir { linux: Some(l) } => {
+            let tc = run::guest_toolchain(Some(l), None, run::ensure_quiet()?, &workspace::root())?;
+            println!("{}", tc.kdir.display());
             Ok(true)
         }
         Cmd::Clippy => done(tools::exec::clippy(
@@ -233,7 +337,8 @@ fn real_main(cli: Cli) -> Result<bool> {
         Cmd::Clean => done(tools::exec::clean(&workspace::root()?)),
         Cmd::MdbookPreprocess { args } => mdbook_preprocess(&args),
         Cmd::Watch(args) => tools::watch::run(&args),
-    }
+    };
+    passed.map(Outcome::graded)
 }
 
 /// A command that succeeds when it returns.
@@ -344,7 +449,7 @@ fn bench(measure: impl FnOnce(&Path, &setup::Toolchain) -> Result<String>) -> Re
 fn verify(guest: GuestArgs, labs: &[String]) -> Result<bool> {
     vm::install_interrupt_handler()?;
     let root = workspace::root()?;
-    let tc = run::ensure_quiet()?;
+    let tc = run::guest_toolchain(guest.linux, None, run::ensure_quiet()?, &Ok(root.clone()))?;
     let opts = guest.lab_options(true, false)?;
     let rows = run::verify(&root, &tc, &opts, labs, &mut Terminal::stdout())?;
     print!("{}", run::verify_table(&rows));
@@ -383,8 +488,15 @@ fn shell(request: &LabRequest, limit: Option<u64>, script: Option<&Path>) -> Res
     run::shell(request, limit, script.as_deref(), &mut Terminal::stdout())
 }
 
-/// `checker reset-packages --image FILE`.
-fn reset_packages(image: &Path) -> Result<bool> {
+/// `checker reset-packages --image FILE --yes`.
+fn reset_packages(image: &Path, yes: bool) -> Result<bool> {
+    if !yes {
+        anyhow::bail!(
+            "reset-packages purges every Debian package not listed in {} from this \
+             machine, for everyone who uses it (CI's fresh start, .ci/run): give --yes",
+            image.display()
+        );
+    }
     let list = std::fs::read_to_string(image)
         .with_context(|| format!("cannot read {}", image.display()))?;
     let started = std::time::Instant::now();
@@ -416,4 +528,81 @@ fn gradescope(
         None => print!("{doc}"),
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command `--help` would show is in exactly one audience, and
+    /// every name there is such a command: a new command cannot go
+    /// unlisted, nor plumbing be listed.
+    #[test]
+    fn every_listed_command_has_one_audience() {
+        let mut cmd = command();
+        cmd.build();
+        let mut visible: Vec<&str> = cmd
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+            .map(|c| c.get_name())
+            .collect();
+        let mut listed: Vec<&str> = AUDIENCES
+            .iter()
+            .flat_map(|(_, n)| n.iter().copied())
+            .collect();
+        visible.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(listed, visible);
+        for plumbing in ["kdir", "mdbook-preprocess", "child-run", "reset-packages"] {
+            let c = cmd.find_subcommand(plumbing).expect("still callable");
+            assert!(c.is_hide_set(), "{plumbing} is listed");
+        }
+    }
+
+    /// The top-level help lists the audiences with each command's summary,
+    /// and no plumbing.
+    #[test]
+    fn help_lists_commands_by_audience() {
+        let help = command().render_help().to_string();
+        let students = help.find("Students").expect("students");
+        let instructors = help.find("Instructors:").expect("instructors");
+        let maintainers = help.find("Maintainers:").expect("maintainers");
+        assert!(
+            students < instructors && instructors < maintainers,
+            "{help}"
+        );
+        let lab = help.find("  lab ").expect("lab listed");
+        assert!(students < lab && lab < instructors, "{help}");
+        assert!(help.contains("Build a lab, run its steps in a guest and grade them"));
+        for plumbing in ["kdir", "mdbook-preprocess", "child-run", "reset-packages"] {
+            assert!(!help.contains(plumbing), "{plumbing} in\n{help}");
+        }
+    }
+
+    /// `run` and `grade` take the report folder by one name; `run`'s old
+    /// `--report` still parses (CI workflows of courses use it).
+    #[test]
+    fn the_report_folder_has_one_flag() {
+        for args in [
+            ["checker", "run", "--all", "--out", "r"],
+            ["checker", "run", "--all", "--report", "r"],
+        ] {
+            let cli = Cli::try_parse_from(args).expect("parses");
+            let Cmd::Run(run) = cli.command else {
+                panic!("not run")
+            };
+            assert_eq!(run.out.as_deref(), Some(Path::new("r")));
+        }
+        let cli = Cli::try_parse_from(["checker", "grade", "subs", "--out", "r"]).expect("parses");
+        assert!(matches!(cli.command, Cmd::Grade(g) if g.out.as_deref() == Some(Path::new("r"))));
+        let help = command()
+            .find_subcommand_mut("run")
+            .expect("run")
+            .render_help()
+            .to_string();
+        assert!(
+            help.contains("--out <DIR>") && !help.contains("--report"),
+            "{help}"
+        );
+    }
 }

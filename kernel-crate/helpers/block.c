@@ -184,10 +184,13 @@ int rust_helper_add_disk(struct gendisk *disk)
 	return add_disk(disk);
 }
 
+/* 6.11+: a queue feature given at allocation (BLK_FEAT_ROTATIONAL). */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 11, 0)
 void rust_helper_blk_queue_set_nonrot(struct request_queue *q)
 {
 	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
 }
+#endif
 
 dma_addr_t rust_helper_sg_dma_address(struct scatterlist *sg)
 {

@@ -226,10 +226,17 @@ unsigned long rust_helper_vma_flags(struct vm_area_struct *vma)
 	return vma->vm_flags;
 }
 
-/* 6.1 has no vm_flags_set(): an mmap handler writes vm_flags directly. */
+/* 6.1 has no vm_flags_set(): an mmap handler writes vm_flags directly.
+ * 6.3+ makes vm_flags read-only: the area is write-locked first (as
+ * vm_flags_mod() does; the caller holds the mmap_lock for writing). */
 void rust_helper_vma_set_flags(struct vm_area_struct *vma, unsigned long flags)
 {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vma_start_write(vma);
+	vm_flags_reset(vma, flags);
+#else
 	vma->vm_flags = flags;
+#endif
 }
 
 struct mm_struct *rust_helper_vma_mm(struct vm_area_struct *vma)
@@ -292,11 +299,19 @@ const struct vm_operations_struct *rust_helper_vma_ops(struct vm_area_struct *vm
 	return vma->vm_ops;
 }
 
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+/* shrinker_alloc() is variadic (a printf format for the name). */
+struct shrinker *rust_helper_shrinker_alloc(const char *name)
+{
+	return shrinker_alloc(0, "%s", name);
+}
+#else
 /* register_shrinker() is variadic (a printf format for the name). */
 int rust_helper_register_shrinker(struct shrinker *shrinker, const char *name)
 {
 	return register_shrinker(shrinker, "%s", name);
 }
+#endif
 
 struct page *rust_helper_alloc_page(gfp_t gfp)
 {

@@ -7,6 +7,7 @@
 #define RUST_KERNEL_HELPERS_H
 
 #include <linux/compiler.h>
+#include <linux/version.h>
 
 void __noreturn rust_helper_BUG(void);
 void rust_helper_dma_rmb(void);
@@ -180,7 +181,9 @@ void rust_helper_disk_set_fops(struct gendisk *disk,
 			       const struct block_device_operations *fops);
 char *rust_helper_disk_name(struct gendisk *disk);
 int rust_helper_add_disk(struct gendisk *disk);
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 11, 0)
 void rust_helper_blk_queue_set_nonrot(struct request_queue *q);
+#endif
 dma_addr_t rust_helper_sg_dma_address(struct scatterlist *sg);
 unsigned int rust_helper_sg_dma_len(struct scatterlist *sg);
 struct page *rust_helper_sg_page(struct scatterlist *sg);
@@ -208,7 +211,11 @@ int rust_helper_security_binder_transfer_file(const struct cred *from,
 /* Shrinkers (kernel-crate/src/shrinker.rs). */
 #include <linux/shrinker.h>
 
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+struct shrinker *rust_helper_shrinker_alloc(const char *name);
+#else
 int rust_helper_register_shrinker(struct shrinker *shrinker, const char *name);
+#endif
 
 /* The registry of kthreads and registrations (kernel-crate/src/unload.rs). */
 void rust_helper_unload_lock(void);

@@ -10,15 +10,26 @@
 #   make CLIPPY=1           build with clippy, warnings denied
 #   make clean
 
-ifndef KDIR
 WORKBOOK := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))../..)
-KDIR := $(shell cargo run --quiet --manifest-path $(WORKBOOK)/Cargo.toml --package checker -- kdir)
+ifndef KDIR
+KDIR := $(shell cargo run --quiet --manifest-path $(WORKBOOK)/Cargo.toml --package checker -- kdir $(if $(GUEST),--guest $(GUEST)))
+endif
+# `make GUEST=6.12`: another guest kernel series (see the checker's
+# `--guest`), whose Rust objects go to a cargo target folder of their own.
+ifneq ($(filter-out 6.1,$(GUEST)),)
+RUST_TARGET_DIR ?= $(WORKBOOK)/target/guest-$(GUEST)
+export RUST_TARGET_DIR
 endif
 
+# BTF for modules (6.12's CONFIG_DEBUG_INFO_BTF_MODULES, whose headers
+# ship the vmlinux it needs) would need pahole on the host; nothing here
+# reads a module's BTF.
+kbuild-args := M=$(CURDIR) CONFIG_DEBUG_INFO_BTF_MODULES=
+
 all:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	$(MAKE) -C $(KDIR) $(kbuild-args) modules
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C $(KDIR) $(kbuild-args) clean
 
 .PHONY: all clean

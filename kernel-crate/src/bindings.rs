@@ -17,6 +17,10 @@
     unreachable_pub,
     unsafe_op_in_unsafe_fn,
     dead_code,
+    // Structs that are empty in some configurations (6.12's
+    // `u64_stats_sync` and `lockdep_map` without lockdep), met behind
+    // pointers in function signatures.
+    improper_ctypes,
     unnecessary_transmutes
 )]
 

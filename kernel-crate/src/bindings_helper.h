@@ -18,6 +18,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/module.h>
+#include <linux/version.h>
 #include <linux/moduleparam.h>
 #include <linux/printk.h>
 #include <linux/slab.h>
@@ -103,6 +104,12 @@ const blk_status_t RUST_CONST_HELPER_BLK_STS_OK = BLK_STS_OK;
 const blk_status_t RUST_CONST_HELPER_BLK_STS_IOERR = BLK_STS_IOERR;
 const blk_status_t RUST_CONST_HELPER_BLK_STS_RESOURCE = BLK_STS_RESOURCE;
 const unsigned int RUST_CONST_HELPER_BLK_MQ_F_SHOULD_MERGE = BLK_MQ_F_SHOULD_MERGE;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+/* Queue features, given with the limits at allocation (gen_disk.rs). */
+const blk_features_t RUST_CONST_HELPER_BLK_FEAT_WRITE_CACHE = BLK_FEAT_WRITE_CACHE;
+const blk_features_t RUST_CONST_HELPER_BLK_FEAT_FUA = BLK_FEAT_FUA;
+const blk_features_t RUST_CONST_HELPER_BLK_FEAT_ROTATIONAL = BLK_FEAT_ROTATIONAL;
+#endif
 const unsigned int RUST_CONST_HELPER_REQ_OP_READ = REQ_OP_READ;
 const unsigned int RUST_CONST_HELPER_REQ_OP_WRITE = REQ_OP_WRITE;
 const unsigned int RUST_CONST_HELPER_REQ_OP_FLUSH = REQ_OP_FLUSH;

@@ -350,7 +350,8 @@ impl core::ops::Deref for MarkedVma {
 impl MarkedVma {
     // ANCHOR: zap_page_range
     /// Unmaps the pages of the `size` bytes at `address` from user space
-    /// (`zap_page_range`, as `madvise(MADV_DONTNEED)` does): the area
+    /// (`zap_page_range` on 6.1, `zap_page_range_single` on 6.12, as
+    /// `madvise(MADV_DONTNEED)` does): the area
     /// drops its references on them, and a later touch faults (`SIGBUS`,
     /// [`Vma::set_inserted_pages_only`]) until the driver inserts a page
     /// again. `EINVAL` unless both are page-aligned and the range lies
@@ -370,11 +371,25 @@ impl MarkedVma {
         // what `zap_page_range` needs; the range is page-aligned and
         // inside it (checked), and its pages are only inserted ones (type
         // invariant), so nothing but the driver's pages is unmapped.
+        #[cfg(not(kernel_zap_page_range_single))]
         unsafe {
             bindings::zap_page_range(
                 self.as_raw(),
                 address as core::ffi::c_ulong,
                 size as core::ffi::c_ulong,
+            )
+        };
+        // 6.3+: `zap_page_range` is gone; `zap_page_range_single` (no
+        // `zap_details`: every page) stays inside the one area, as the
+        // check above already ensures for 6.1's.
+        // SAFETY: as above (the same lock and range).
+        #[cfg(kernel_zap_page_range_single)]
+        unsafe {
+            bindings::zap_page_range_single(
+                self.as_raw(),
+                address as core::ffi::c_ulong,
+                size as core::ffi::c_ulong,
+                core::ptr::null_mut(),
             )
         };
         Ok(())

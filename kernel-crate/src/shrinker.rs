@@ -1,6 +1,14 @@
 //! Shrinkers: caches that give memory back when the kernel runs short.
 //!
-//! C header: [`include/linux/shrinker.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/shrinker.h)
+//! C header: [`include/linux/shrinker.h`](https://elixir.bootlin.com/linux/v6.12/source/include/linux/shrinker.h)
+//!
+//! The kernels differ here, not the API: 6.1 registers a `struct shrinker`
+//! that the driver embeds (`register_shrinker`/`unregister_shrinker`);
+//! since 6.7 the kernel allocates it (`shrinker_alloc`), the driver fills
+//! in the callbacks and `private_data` and registers it
+//! (`shrinker_register`), and `shrinker_free` unregisters it, waits for
+//! callbacks under way and frees it after an RCU grace period (shrinkers
+//! now run without a global lock). [`Registration`] does either.
 //!
 //! A driver that keeps memory it could do without (pages of freed
 //! buffers, say) registers a [`Shrinker`]: under memory pressure, and on
@@ -18,8 +26,12 @@ use core::ptr::{addr_of, addr_of_mut};
 
 use crate::alloc::KBox;
 use crate::bindings;
-use crate::error::{to_result, Error, Result};
-use crate::init::{pin_init_from_closure, Opaque, PinInit};
+#[cfg(not(kernel_shrinker_alloc))]
+use crate::error::to_result;
+use crate::error::{Error, Result};
+#[cfg(not(kernel_shrinker_alloc))]
+use crate::init::Opaque;
+use crate::init::{pin_init_from_closure, PinInit};
 use crate::unload::{self, Entry, Ops};
 
 /// `SHRINK_STOP` and `SHRINK_EMPTY` of `include/linux/shrinker.h`,
@@ -105,11 +117,18 @@ impl<T: Shrinker> Shrinker for crate::sync::Arc<T> {
 /// # Invariants
 ///
 /// From a successful initialisation until drop, `data` is initialised and
-/// `unload` enrolled; `shrinker` is registered (`register_shrinker`) with
-/// the callbacks of `Self` until the drop, or the module's exit if that
-/// comes first (it has then unregistered it).
+/// `unload` enrolled; `shrinker` is registered (`register_shrinker`, or
+/// since 6.7 allocated and registered with `private_data` pointing at the
+/// registration) with the callbacks of `Self` until the drop, or the
+/// module's exit if that comes first (it has then unregistered it).
 pub struct Registration<T: Shrinker> {
+    /// 6.1: the shrinker itself, registered in place.
+    #[cfg(not(kernel_shrinker_alloc))]
     shrinker: Opaque<bindings::shrinker>,
+    /// 6.7+: the kernel's shrinker (`shrinker_alloc`), whose
+    /// `private_data` points at this registration.
+    #[cfg(kernel_shrinker_alloc)]
+    shrinker: *mut bindings::shrinker,
     data: T,
     unload: Entry,
     _pin: PhantomPinned,
@@ -117,7 +136,8 @@ pub struct Registration<T: Shrinker> {
 // ANCHOR_END: registration
 
 // SAFETY: the registration gives out `&T` only (`T: Sync`), and
-// `unregister_shrinker` may be called from any thread.
+// `unregister_shrinker`/`shrinker_free` may be called from any thread; the
+// 6.7+ pointer is to the kernel's shrinker, only used to free it.
 unsafe impl<T: Shrinker> Sync for Registration<T> {}
 // SAFETY: as above; `T: Send` lets it be dropped on any thread.
 unsafe impl<T: Shrinker> Send for Registration<T> {}
@@ -140,22 +160,8 @@ impl<T: Shrinker> Registration<T> {
             // SAFETY: as above; an entry that is not enrolled needs no
             // dropping.
             unsafe { addr_of_mut!((*slot).unload).write(Entry::new(Self::UNLOAD)) };
-            // SAFETY: the field is valid for writes and pinned with the
-            // slot.
-            let s = unsafe { Opaque::raw_get(addr_of_mut!((*slot).shrinker)) };
-            // SAFETY: as above; all zeroes is a valid `struct shrinker`
-            // (no flags, no list, the default batch), completed with the
-            // callbacks and the default `seeks` before C sees it.
-            unsafe {
-                s.write(core::mem::zeroed());
-                (*s).count_objects = Some(count_objects::<T>);
-                (*s).scan_objects = Some(scan_objects::<T>);
-                (*s).seeks = bindings::RUST_CONST_HELPER_DEFAULT_SEEKS;
-            }
-            // SAFETY: the shrinker is initialised and pinned until `Drop`
-            // unregisters it; `name` is only formatted into a copy.
-            let registered =
-                to_result(unsafe { bindings::rust_helper_register_shrinker(s, name.as_ptr()) });
+            // SAFETY: `slot` is valid for writes and pinned (above).
+            let registered = unsafe { Self::register(slot, name) };
             if let Err(e) = registered {
                 // SAFETY: initialised above and never seen by C: drop it
                 // so that the slot holds nothing that needs dropping.
@@ -207,7 +213,82 @@ impl<T: Shrinker> Registration<T> {
         // SAFETY: registered (type invariants), and its `Drop` will not
         // unregister it again (the sweep holds the entry); waits for the
         // callbacks under way.
-        unsafe { bindings::unregister_shrinker(Opaque::raw_get(addr_of!((*reg).shrinker))) };
+        unsafe { Self::unregister(reg) };
+    }
+
+    /// Sets up `(*slot).shrinker` with the callbacks of `Self` and
+    /// registers it (6.1: in place).
+    ///
+    /// # Safety
+    ///
+    /// `slot` is valid for writes, pinned, and its `data` initialised.
+    #[cfg(not(kernel_shrinker_alloc))]
+    unsafe fn register(slot: *mut Self, name: &'static CStr) -> Result {
+        // SAFETY: the field is valid for writes and pinned with the slot
+        // (caller).
+        let s = unsafe { Opaque::raw_get(addr_of_mut!((*slot).shrinker)) };
+        // SAFETY: as above; all zeroes is a valid `struct shrinker`
+        // (no flags, no list, the default batch), completed with the
+        // callbacks and the default `seeks` before C sees it.
+        unsafe {
+            s.write(core::mem::zeroed());
+            (*s).count_objects = Some(count_objects::<T>);
+            (*s).scan_objects = Some(scan_objects::<T>);
+            (*s).seeks = bindings::RUST_CONST_HELPER_DEFAULT_SEEKS;
+        }
+        // SAFETY: the shrinker is initialised and pinned until `Drop`
+        // unregisters it; `name` is only formatted into a copy.
+        to_result(unsafe { bindings::rust_helper_register_shrinker(s, name.as_ptr()) }).map(drop)
+    }
+
+    /// Allocates the kernel's shrinker for `Self`'s callbacks on `slot`,
+    /// stores it in `(*slot).shrinker` and registers it (6.7+).
+    ///
+    /// # Safety
+    ///
+    /// `slot` is valid for writes, pinned, and its `data` initialised.
+    #[cfg(kernel_shrinker_alloc)]
+    unsafe fn register(slot: *mut Self, name: &'static CStr) -> Result {
+        // SAFETY: `name` is only formatted into a copy.
+        let s = unsafe { bindings::rust_helper_shrinker_alloc(name.as_ptr()) };
+        if s.is_null() {
+            return Err(crate::error::code::ENOMEM);
+        }
+        // SAFETY: `s` is a new shrinker, not registered: nothing else reads
+        // it yet. `slot` is pinned (caller) and outlives the registration
+        // (`Drop` frees the shrinker first), so `private_data` stays valid
+        // for every callback.
+        unsafe {
+            (*s).count_objects = Some(count_objects::<T>);
+            (*s).scan_objects = Some(scan_objects::<T>);
+            (*s).seeks = bindings::RUST_CONST_HELPER_DEFAULT_SEEKS;
+            (*s).private_data = slot.cast();
+            addr_of_mut!((*slot).shrinker).write(s);
+            bindings::shrinker_register(s);
+        }
+        Ok(())
+    }
+
+    /// Unregisters the shrinker of `reg`; waits for the callbacks under
+    /// way (6.1: `unregister_shrinker` takes `shrinker_rwsem`, which they
+    /// run under; 6.7+: `shrinker_free` drops the last reference and waits
+    /// for the ones the callbacks hold), so `data` outlives them.
+    ///
+    /// # Safety
+    ///
+    /// `reg` is a live registration whose shrinker is registered; called
+    /// once for it.
+    unsafe fn unregister(reg: *const Self) {
+        // SAFETY: registered (caller).
+        #[cfg(not(kernel_shrinker_alloc))]
+        unsafe {
+            bindings::unregister_shrinker(Opaque::raw_get(addr_of!((*reg).shrinker)))
+        };
+        // SAFETY: allocated and registered (caller); freed once.
+        #[cfg(kernel_shrinker_alloc)]
+        unsafe {
+            bindings::shrinker_free((*reg).shrinker)
+        };
     }
 
     /// The data the callbacks are called on.
@@ -222,7 +303,12 @@ impl<T: Shrinker> Registration<T> {
     ///
     /// `s` is the `shrinker` of a live `Registration<T>`.
     unsafe fn from_raw<'a>(s: *mut bindings::shrinker) -> &'a Self {
+        #[cfg(not(kernel_shrinker_alloc))]
         let reg = crate::container_of!(s.cast::<Opaque<bindings::shrinker>>(), Self, shrinker);
+        // SAFETY: `s` is live (caller), and its `private_data` was set to
+        // the registration by `register`.
+        #[cfg(kernel_shrinker_alloc)]
+        let reg = unsafe { (*s).private_data }.cast::<Self>().cast_const();
         // SAFETY: `s` is the field of a live registration (caller), so
         // `reg` points at it.
         unsafe { &*reg }
@@ -275,10 +361,8 @@ impl<T: Shrinker> Drop for Registration<T> {
         // SAFETY: enrolled (type invariants), left once, here.
         if unsafe { Entry::leave(&self.unload) } {
             // SAFETY: registered (type invariants: the module's exit has not
-            // unregistered it); `unregister_shrinker` waits for the
-            // callbacks under way (they run under `shrinker_rwsem`, which
-            // it takes for writing), so `data` outlives them.
-            unsafe { bindings::unregister_shrinker(self.shrinker.as_raw()) };
+            // unregistered it), and unregistered once, here.
+            unsafe { Self::unregister(self) };
         }
     }
 }

@@ -142,8 +142,9 @@ pub const INIT: &str = include_str!("../guest/init");
 pub const KERNEL_CMDLINE: &str = "console=ttyS0 loglevel=7 panic=-1 rdinit=/init";
 
 /// What the debug kernel's command line adds: RCU reports a stalled CPU
-/// after 120 s instead of the config's 21. Under TCG with KASAN, `pci_enable_device` (the ACPI interpreter evaluating the
-/// slot's interrupt routing, `_PRT`, in a `PREEMPT_NONE` kernel) holds a
+/// after 120 s instead of the config's 21. Under TCG with KASAN,
+/// `pci_enable_device` (the ACPI interpreter evaluating the slot's
+/// interrupt routing, `_PRT`, in a `PREEMPT_NONE` kernel) holds a
 /// CPU for 16-19 s on an idle host at every NVMe probe, C's or rnvme's,
 /// and past 21 s on a loaded one: a slow machine, not a stall. A CPU that
 /// never comes back is still reported, well inside a lab's time limit.

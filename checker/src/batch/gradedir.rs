@@ -48,6 +48,7 @@ use std::process::{Command, Stdio};
 use anyhow::{bail, Context, Result};
 
 use crate::batch::jobs::{self, Job};
+use crate::outcome::Outcome;
 use crate::run::{GuestArgs, LabRequest};
 use crate::spec::lab::Lab;
 use crate::spec::policy::{self, Violation};
@@ -868,8 +869,10 @@ pub fn seeds_json(json: &str, seeds: &[(String, String, u64)]) -> Result<String>
     Ok(serde_json::to_string_pretty(&doc)? + "\n")
 }
 
-/// `checker grade DIR`.
-pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
+/// `checker grade DIR`: failed when a submission could not be prepared
+/// (the student's doing: it scores nothing, the reports say why), an error
+/// when the checker could not run one of the labs.
+pub fn grade_cmd(args: &GradeArgs) -> Result<Outcome> {
     vm::install_interrupt_handler()?;
     let root = workspace::root()?;
     let tc = setup::ensure(&setup::Options {
@@ -914,7 +917,11 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
     println!("inputs: seed {base_seed} (checker grade --seed {base_seed} draws them again)");
     let parallel = args.batch.parallel();
     let mut entries = jobs::run_and_report(&batch.jobs, parallel, &out)?;
+    let mut outcome = Outcome::of_entries(&entries);
     if !batch.failed.is_empty() {
+        if outcome == Outcome::Passed {
+            outcome = Outcome::Failed;
+        }
         entries.extend(batch.failed);
         crate::report::write_reports(&out, &entries)?;
         println!("(the reports also list the submissions that could not be prepared)");
@@ -925,7 +932,7 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<bool> {
         fs::write(&json, seeds_json(&text, &seeds)?)
             .with_context(|| format!("cannot write {}", json.display()))?;
     }
-    Ok(entries.iter().all(|e| e.result.passed()))
+    Ok(outcome)
 }
 
 /// The submissions made ready to grade.

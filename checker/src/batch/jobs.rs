@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use crate::outcome::Outcome;
 use crate::report::terminal::Terminal;
 use crate::report::{self, Entry, LabResult};
 use crate::run::events::{self, Event, Reporter as _};
@@ -282,9 +283,11 @@ pub struct RunArgs {
     pub step: Option<usize>,
     #[command(flatten)]
     pub batch: BatchArgs,
-    /// Where the reports go (default: target/checker/reports/run).
-    #[arg(long, value_name = "DIR")]
-    pub report: Option<PathBuf>,
+    /// Where the reports go (default: target/checker/reports/run), as
+    /// `checker grade --out`.
+    // `--report`, its old name, still works (hidden: one name in the help).
+    #[arg(long, alias = "report", value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// The request of a child run of `lab` with the common flags.
@@ -343,7 +346,7 @@ pub fn run_and_report(jobs: &[Job], parallel: usize, out: &std::path::Path) -> R
 }
 
 /// `checker run`: one lab in this terminal, or several as child runs.
-pub fn run_cmd(args: &RunArgs) -> Result<bool> {
+pub fn run_cmd(args: &RunArgs) -> Result<Outcome> {
     vm::install_interrupt_handler()?;
     let root = workspace::root()?;
     let labs: Vec<String> = if args.all {
@@ -363,17 +366,17 @@ pub fn run_cmd(args: &RunArgs) -> Result<bool> {
         browser: false,
         verbose: false,
     })?;
-    if labs.len() == 1 && args.report.is_none() {
+    if labs.len() == 1 && args.out.is_none() {
         // One lab: the ordinary `checker lab`, in this terminal.
         let req = LabRequest {
             step: args.step,
             ..request(&labs[0], args.solution, args.batch.guest)
         };
         let r = crate::run::run_request(&req, &mut Terminal::stdout())?;
-        return Ok(r.passed());
+        return Ok(Outcome::graded(r.passed()));
     }
     let out = args
-        .report
+        .out
         .clone()
         .unwrap_or_else(|| root.join("target/checker/reports/run"));
     let jobs: Vec<Job> = labs
@@ -391,7 +394,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<bool> {
         })
         .collect();
     let entries = run_and_report(&jobs, args.batch.parallel(), &out)?;
-    Ok(entries.iter().all(|e| e.result.passed()))
+    Ok(Outcome::of_entries(&entries))
 }
 
 #[cfg(test)]
@@ -416,11 +419,13 @@ mod tests {
                 GuestArgs {
                     timeout: Some(90),
                     accel: Some(AccelChoice::Tcg),
+                    linux: Some(crate::tools::guest::Linux::V6_12),
                 },
             )
         };
         let line = serde_json::to_string(&req).unwrap();
         assert!(line.contains(r#""accel":"tcg""#) && line.contains(r#""kernel":"debug""#));
+        assert!(line.contains(r#""linux":"6.12""#), "{line}");
         assert_eq!(serde_json::from_str::<LabRequest>(&line).unwrap(), req);
         let bad = line.replace(r#""tcg""#, r#""fast""#);
         assert!(serde_json::from_str::<LabRequest>(&bad).is_err());

@@ -47,7 +47,7 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// Every failure, for reading a report back.
+    /// Every failure.
     pub const ALL: [Failure; 10] = [
         Failure::Mismatch,
         Failure::MissingExpected,
@@ -89,8 +89,10 @@ impl Failure {
 
 /// The status of one graded step: the one enum that grading, the
 /// terminal, the JSON and JUnit reports and Gradescope all read. In the
-/// JSON it is the pair `status` (`passed`, `failed`, `skipped`) and
-/// `reason`.
+/// JSON it is `status` (`passed`, `failed`, `skipped`) with the typed
+/// detail (`failure`, the kebab-case [`Failure`]; `needs`, the number of
+/// the step a skipped one needs; `updated`) and a `reason` sentence for
+/// people, which is never read back (`StatusRecord`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "StatusRecord", try_from = "StatusRecord")]
 pub enum Status {
@@ -100,12 +102,9 @@ pub enum Status {
     Updated,
     /// Did not pass.
     Failed(Failure),
-    /// Not graded: the step it `depends` on (named here) did not pass.
-    Skipped(String),
+    /// Not graded: the step it `depends` on (this one) did not pass.
+    Skipped(StepId),
 }
-
-/// The reason of [`Status::Updated`].
-const UPDATED: &str = "the expected snapshot was written (UPDATE_EXPECT)";
 
 impl Status {
     /// Passed (or updated).
@@ -122,21 +121,36 @@ impl Status {
         }
     }
 
-    /// Why it failed or was skipped (the JSON's `reason`).
+    /// Why it failed or was skipped (the JSON's `reason`), for people.
     pub fn reason(&self) -> Option<String> {
         match self {
             Status::Passed => None,
-            Status::Updated => Some(UPDATED.to_owned()),
+            Status::Updated => Some("the expected snapshot was written (UPDATE_EXPECT)".to_owned()),
             Status::Failed(f) => Some(f.reason().to_owned()),
-            Status::Skipped(dep) => Some(format!("needs step {dep:?}, which did not pass")),
+            Status::Skipped(dep) => {
+                Some(format!("needs step {}, which did not pass", dep.number()))
+            }
         }
     }
 }
 
-/// How a [`Status`] is written in the reports.
+/// How a [`Status`] is written in the reports, and read back.
+///
+/// Results written before the typed fields (the checker of 2026-12-04 and
+/// earlier) have only `status` and `reason`: [`legacy`] reads those
+/// sentences, frozen as they were. A skipped step's `needs` there is the
+/// needed step's name, which only its [`crate::report::LabResult`] can
+/// turn into a number (see [`crate::report::LabResult`]'s steps).
 #[derive(Serialize, Deserialize)]
 struct StatusRecord {
     status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    failure: Option<Failure>,
+    /// 1-based, as the reports number steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    needs: Option<usize>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    updated: bool,
     reason: Option<String>,
 }
 
@@ -144,6 +158,15 @@ impl From<Status> for StatusRecord {
     fn from(s: Status) -> StatusRecord {
         StatusRecord {
             status: s.word().to_owned(),
+            failure: match s {
+                Status::Failed(f) => Some(f),
+                _ => None,
+            },
+            needs: match s {
+                Status::Skipped(dep) => Some(dep.number()),
+                _ => None,
+            },
+            updated: s == Status::Updated,
             reason: s.reason(),
         }
     }
@@ -154,22 +177,74 @@ impl TryFrom<StatusRecord> for Status {
 
     fn try_from(r: StatusRecord) -> Result<Status, String> {
         let reason = r.reason.as_deref();
-        match r.status.as_str() {
-            "passed" if reason == Some(UPDATED) => Ok(Status::Updated),
-            "passed" => Ok(Status::Passed),
-            "skipped" => reason
-                .and_then(|r| r.strip_prefix("needs step "))
-                .and_then(|r| r.strip_suffix(", which did not pass"))
-                .and_then(|dep| serde_json::from_str::<String>(dep).ok())
-                .map(Status::Skipped)
-                .ok_or_else(|| format!("a skipped step without its reason: {reason:?}")),
-            "failed" => Failure::ALL
-                .into_iter()
-                .find(|f| Some(f.reason()) == reason)
+        match (r.status.as_str(), r.failure, r.needs) {
+            ("passed", None, None) if r.updated || reason == Some(legacy::UPDATED) => {
+                Ok(Status::Updated)
+            }
+            ("passed", None, None) => Ok(Status::Passed),
+            ("failed", Some(f), None) => Ok(Status::Failed(f)),
+            ("failed", None, None) => legacy::failure(reason)
                 .map(Status::Failed)
-                .ok_or_else(|| format!("unknown reason of a failed step: {reason:?}")),
-            other => Err(format!("unknown step status {other:?}")),
+                .ok_or_else(|| format!("a failed step without its failure: {reason:?}")),
+            ("skipped", None, Some(n)) if n >= 1 => Ok(Status::Skipped(StepId(n - 1))),
+            ("skipped", None, None) => Err(format!(
+                "a skipped step without the number of the step it needs: {reason:?}"
+            )),
+            (status, ..) => Err(format!(
+                "step status {status:?} with failure {:?} and needs {:?}",
+                r.failure, r.needs
+            )),
         }
+    }
+}
+
+/// The `reason` sentences of results written before the typed fields,
+/// frozen: rewording [`Failure::reason`] must not change how an old
+/// results.json reads.
+pub mod legacy {
+    use super::Failure;
+
+    /// The reason of an updated step.
+    pub const UPDATED: &str = "the expected snapshot was written (UPDATE_EXPECT)";
+
+    /// Each failure's sentence.
+    const FAILURES: [(Failure, &str); 10] = [
+        (
+            Failure::Mismatch,
+            "the output differs from the expected snapshot",
+        ),
+        (Failure::MissingExpected, "no expected snapshot"),
+        (Failure::BuildFailed, "the module did not build"),
+        (Failure::BuildTimedOut, "the build timed out"),
+        (Failure::BuildCpuTime, "the build used too much CPU time"),
+        (Failure::BuildOutOfMemory, "the build used too much memory"),
+        (Failure::TimedOut, "the time limit expired during this step"),
+        (Failure::GuestStopped, "the guest stopped during this step"),
+        (
+            Failure::NotRun,
+            "not run: an earlier step stopped the guest",
+        ),
+        (
+            Failure::KernelReport,
+            "the kernel reported a problem during this step",
+        ),
+    ];
+
+    /// The failure an old `reason` names.
+    pub fn failure(reason: Option<&str>) -> Option<Failure> {
+        FAILURES
+            .iter()
+            .find(|(_, sentence)| Some(*sentence) == reason)
+            .map(|(f, _)| *f)
+    }
+
+    /// The name of the step an old skipped step's `reason` says it needs
+    /// (`needs step "load", which did not pass`).
+    pub fn needs(reason: &str) -> Option<String> {
+        let quoted = reason
+            .strip_prefix("needs step ")?
+            .strip_suffix(", which did not pass")?;
+        serde_json::from_str(quoted).ok()
     }
 }
 
@@ -271,9 +346,8 @@ pub fn apply_depends(lab: &Lab, grades: &mut [StepGrade]) {
         else {
             continue;
         };
-        let failed = grades[..i].iter().any(|g| g.name == dep && !g.passed());
-        if failed {
-            grades[i].status = Status::Skipped(dep.to_owned());
+        if let Some(needed) = grades[..i].iter().find(|g| g.name == dep && !g.passed()) {
+            grades[i].status = Status::Skipped(needed.id);
         }
     }
 }
@@ -784,7 +858,7 @@ mod tests {
         expect![[r#"
             load Passed 1
             use Failed(KernelReport) 0
-            unload Skipped("use") 0"#]]
+            unload Skipped(StepId(1)) 0"#]]
         .assert_eq(&shown);
 
         // A report before the first step (or after the last one) has no step.
@@ -807,22 +881,21 @@ mod status_tests {
 
     #[test]
     fn every_status_reads_back_from_its_report() {
-        let all = [
-            Status::Passed,
-            Status::Updated,
-            Status::Skipped("load \"x\"".into()),
-        ]
-        .into_iter()
-        .chain(Failure::ALL.map(Status::Failed));
+        let all = [Status::Passed, Status::Updated, Status::Skipped(StepId(2))]
+            .into_iter()
+            .chain(Failure::ALL.map(Status::Failed));
         for status in all {
             let json = serde_json::to_string(&status).unwrap();
             let back: Status = serde_json::from_str(&json).unwrap();
             assert_eq!(back, status, "{json}");
         }
         expect_test::expect![[
-            r#"{"status":"skipped","reason":"needs step \"load\", which did not pass"}"#
+            r#"{"status":"skipped","needs":3,"reason":"needs step 3, which did not pass"}"#
         ]]
-        .assert_eq(&serde_json::to_string(&Status::Skipped("load".into())).unwrap());
-        assert!(serde_json::from_str::<Status>(r#"{"status":"failed","reason":"?"}"#).is_err());
+        .assert_eq(&serde_json::to_string(&Status::Skipped(StepId(2))).unwrap());
+        expect_test::expect![[
+            r#"{"status":"failed","failure":"guest-stopped","reason":"the guest stopped during this step"}"#
+        ]]
+        .assert_eq(&serde_json::to_string(&Status::Failed(Failure::GuestStopped)).unwrap());
     }
 }

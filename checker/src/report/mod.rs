@@ -44,8 +44,12 @@ pub enum Kind {
     Crash,
     /// The run hit its time limit.
     TimedOut,
-    /// The guest stopped (powered off) with no crash on the console.
-    GuestExited,
+    /// The guest stopped (powered off) with no crash on the console, during
+    /// a step or between two ([`Failure::GuestStopped`],
+    /// [`crate::run::events::Event::GuestStopped`]). Written
+    /// `guest-exited` before it had one name.
+    #[serde(alias = "guest-exited")]
+    GuestStopped,
     /// `rmmod` failed: the module refused to unload.
     UnloadRefused,
     /// The checker itself could not run the lab.
@@ -64,7 +68,7 @@ impl Kind {
             Kind::BuildOutOfMemory => "build-out-of-memory",
             Kind::Crash => "crash",
             Kind::TimedOut => "timed-out",
-            Kind::GuestExited => "guest-exited",
+            Kind::GuestStopped => "guest-stopped",
             Kind::UnloadRefused => "unload-refused",
             Kind::Error => "error",
         }
@@ -147,6 +151,7 @@ pub struct LabResult {
     #[serde(flatten)]
     pub score: Score,
     /// The steps.
+    #[serde(deserialize_with = "read_steps")]
     pub steps: Vec<StepResult>,
     /// The console lines around a crash.
     pub crash_excerpt: Option<String>,
@@ -227,6 +232,40 @@ impl LabResult {
     }
 }
 
+/// Reads a result's steps. A results.json written before the typed
+/// fields names the step a skipped step needs in its `reason` (see
+/// [`crate::grade::legacy`]); this gives it that step's number.
+fn read_steps<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<StepResult>, D::Error> {
+    let mut steps: Vec<serde_json::Value> = Deserialize::deserialize(d)?;
+    let numbers: Vec<(String, serde_json::Value)> = steps
+        .iter()
+        .filter_map(|s| {
+            Some((
+                s.get("name")?.as_str()?.to_owned(),
+                s.get("number")?.clone(),
+            ))
+        })
+        .collect();
+    for step in &mut steps {
+        let Some(obj) = step.as_object_mut() else {
+            continue;
+        };
+        let old_skip = obj.get("status").and_then(|v| v.as_str()) == Some("skipped")
+            && !obj.contains_key("needs");
+        let needed = (obj.get("reason").and_then(|r| r.as_str()))
+            .filter(|_| old_skip)
+            .and_then(crate::grade::legacy::needs)
+            .and_then(|name| numbers.iter().find(|(n, _)| *n == name));
+        if let Some((_, number)) = needed {
+            obj.insert("needs".into(), number.clone());
+        }
+    }
+    steps
+        .into_iter()
+        .map(|s| serde_json::from_value(s).map_err(serde::de::Error::custom))
+        .collect()
+}
+
 fn step_result(g: &StepGrade) -> StepResult {
     let failed = matches!(g.status, Status::Failed(_));
     StepResult {
@@ -292,7 +331,7 @@ pub fn verdict(r: &RunResult) -> Verdict {
     if let Some(step) =
         first(&failed(Failure::GuestStopped)).or_else(|| first(&failed(Failure::NotRun)))
     {
-        return v(Kind::GuestExited, Some(step), None);
+        return v(Kind::GuestStopped, Some(step), None);
     }
     if let Some(step) =
         first(&|g| g.unload_refused && g.status == Status::Failed(Failure::Mismatch))
@@ -600,7 +639,7 @@ mod tests {
                     steps: vec![
                         step(1, "modinfo", Status::Passed, 1),
                         step(2, "load", Status::Failed(Failure::Mismatch), 2),
-                        step(3, "unload", Status::Skipped("load".into()), 1),
+                        step(3, "unload", Status::Skipped(crate::plan::StepId(1)), 1),
                     ],
                     crash_excerpt: None,
                     build_log: Some(format!("{logs}/build.log")),

@@ -5,7 +5,7 @@
 use std::io::{IsTerminal as _, Write};
 use std::path::Path;
 
-use crate::grade::{Failure, Status};
+use crate::grade::{Failure, Status, StepGrade};
 use crate::run::events::{Event, Reporter};
 use crate::run::RunResult;
 
@@ -248,8 +248,8 @@ fn status_word(status: &Status, s: Style) -> (&'static str, &'static str) {
     }
 }
 
-/// What the PASS/FAIL line adds about a step.
-fn status_note(status: &Status, expected: &Path) -> String {
+/// What the PASS/FAIL line adds about a step of `steps`.
+fn status_note(status: &Status, expected: &Path, steps: &[StepGrade]) -> String {
     match status {
         Status::Failed(Failure::Mismatch) | Status::Passed => String::new(),
         Status::Updated => format!("  wrote {}", rel(expected)),
@@ -267,7 +267,13 @@ fn status_note(status: &Status, expected: &Path) -> String {
         Status::Failed(Failure::KernelReport) => {
             "  (the output matched, but the kernel reported a problem: see CRASH)".into()
         }
-        Status::Skipped(dep) => format!("  (skipped: it needs step {dep:?}, which did not pass)"),
+        Status::Skipped(dep) => {
+            let needed = steps
+                .iter()
+                .find(|g| g.id == *dep)
+                .map_or_else(|| format!("{:02}", dep.number()), StepGrade::label);
+            format!("  (skipped: it needs step {needed}, which did not pass)")
+        }
     }
 }
 
@@ -278,7 +284,7 @@ pub fn write_result(o: &mut dyn Write, r: &RunResult, color: bool) -> std::io::R
     for s in &r.steps {
         let time = s.time.map(|t| format!("  ({t:.2} s)")).unwrap_or_default();
         let (word, colour) = status_word(&s.status, st);
-        let why = status_note(&s.status, &s.expected_path);
+        let why = status_note(&s.status, &s.expected_path, &r.steps);
         writeln!(
             o,
             "{colour}{word:<5}{} {:02} {:<width$}{time}{why}",
@@ -416,7 +422,7 @@ mod tests {
                 step(0, "load", Status::Passed),
                 step(1, "read", Status::Failed(Failure::Mismatch)),
                 step(2, "write", Status::Failed(Failure::KernelReport)),
-                step(3, "unload", Status::Skipped("read".into())),
+                step(3, "unload", Status::Skipped(StepId(1))),
             ],
             crash: Some(Crash {
                 line: "[ 2.6] BUG: kernel NULL pointer dereference".into(),
@@ -488,7 +494,7 @@ mod tests {
                   hint: Read the chapter again.
             FAIL  03 write   (0.25 s)  (the output matched, but the kernel reported a problem: see CRASH)
                   hint: Read the chapter again.
-            SKIP  04 unload  (0.25 s)  (skipped: it needs step "read", which did not pass)
+            SKIP  04 unload  (0.25 s)  (skipped: it needs step 02 (read), which did not pass)
             CRASH the kernel reported a problem during step 3 (write):
                   [ 2.5] checker: step 3 write
                   [ 2.6] BUG: kernel NULL pointer dereference

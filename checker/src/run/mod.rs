@@ -53,9 +53,15 @@ pub struct LabOptions {
     pub reference: Option<PathBuf>,
 }
 
-/// The flags of every command that boots guests: `--timeout` and `--accel`.
+/// The flags of every command that boots guests: `--timeout`, `--accel`
+/// and `--guest`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, clap::Args, Serialize, Deserialize)]
 pub struct GuestArgs {
+    /// Guest kernel series: 6.1 (Debian 12's, the default) or 6.12 (from
+    /// Debian's archive, into the cache); modules are built for it.
+    #[arg(long = "guest", value_enum, value_name = "SERIES")]
+    #[serde(with = "value_enum", default, skip_serializing_if = "Option::is_none")]
+    pub linux: Option<crate::tools::guest::Linux>,
     /// Time limit of each guest run in seconds (default: lab.toml, else 60).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
@@ -334,6 +340,7 @@ fn resolve(
     };
     let lab = load_requested(req, &root, out)?;
     let tc = ensure_quiet()?;
+    let tc = guest_toolchain(req.guest.linux, req.kernel, tc, &root)?;
     let tc = match (req.kernel.unwrap_or_default(), &root) {
         (KernelChoice::Debian, _) => tc,
         (choice, Ok(r)) => crate::tools::debugkernel::toolchain_for(choice, tc, r)?,
@@ -1081,6 +1088,29 @@ impl LabRun<'_> {
 }
 
 /// Set-up without the book tools, printing only what it changes.
+/// `base` (Debian's 6.1) or the toolchain of the guest series `linux`
+/// (`--guest`, see [`crate::tools::guest`]); the debug kernel is built
+/// from 6.1's source only so far.
+pub fn guest_toolchain(
+    linux: Option<crate::tools::guest::Linux>,
+    kernel: Option<KernelChoice>,
+    base: Toolchain,
+    root: &Result<PathBuf>,
+) -> Result<Toolchain> {
+    use crate::tools::guest::Linux;
+    match (linux.unwrap_or_default(), kernel.unwrap_or_default(), root) {
+        (Linux::V6_1, _, _) => Ok(base),
+        (l, KernelChoice::Debug, _) => {
+            anyhow::bail!(
+                "--kernel debug is built from 6.1 only, not --guest {}",
+                l.arg()
+            )
+        }
+        (l, _, Ok(r)) => crate::tools::guest::toolchain_for(l, base, r),
+        (l, _, Err(e)) => anyhow::bail!("--guest {} needs the workspace: {e}", l.arg()),
+    }
+}
+
 pub fn ensure_quiet() -> Result<Toolchain> {
     setup::ensure(&setup::Options {
         book: false,

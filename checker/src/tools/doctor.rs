@@ -148,9 +148,19 @@ fn kernel(cache: &Path) -> Vec<Check> {
     let mut v = vec![headers(&kdir, &abi, release.as_deref())];
     v.push(guest_kernel(&guest, release.as_deref()));
     v.extend(unpacked_vmlinux(&guest));
+    let series = crate::tools::guest::cached(cache);
+    let mut names = vec![format!("6.1: {abi} (default)")];
+    names.extend(series.iter().map(|(s, a)| format!("{}: {a}", s.arg())));
+    v.push(check(
+        Status::Ok,
+        "guest kernels",
+        names.join(", "),
+        "`make lab-01 GUEST=6.12` downloads 6.12",
+    ));
     v.extend(
         probe::other_guest_kernels(cache, &abi)
             .into_iter()
+            .filter(|dir| !series.iter().any(|(_, a)| dir.ends_with(a)))
             .map(|dir| {
                 check(
                     Warn,

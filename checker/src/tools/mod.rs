@@ -2,7 +2,7 @@
 //! machine has ([`probe`]), installing it and checking it ([`setup`],
 //! [`doctor`]), `make` for Kbuild ([`exec`]), the sandbox every build of
 //! a student's code runs in ([`sandbox`]), the debug kernel's
-//! toolchain ([`debugkernel`]), the API reference ([`docs`]), the kernel
+//! toolchain ([`debugkernel`]), the guest kernel series ([`guest`]), the API reference ([`docs`]), the kernel
 //! crate's doc examples in the guest ([`doctests`]), `make sizes`
 //! ([`sizes`]), `checker bench-binder` ([`binderbench`]) and `checker
 //! bench-nvme` ([`nvmebench`]) with what they share ([`bench`]), `checker watch`
@@ -17,6 +17,7 @@ pub mod docs;
 pub mod doctests;
 pub mod doctor;
 pub mod exec;
+pub mod guest;
 pub mod mdbook;
 pub mod newdriver;
 pub mod nvmebench;

@@ -191,7 +191,14 @@ pub(crate) unsafe fn realloc(
     // SAFETY: `old_ptr` is NULL or a live block from `krealloc` (the caller
     // guarantees it), and `size` is not zero, so `krealloc` returns a new
     // block or NULL and never frees `old_ptr` on failure.
+    #[cfg(not(kernel_krealloc_noprof))]
     let new = unsafe { bindings::krealloc(old_ptr.cast(), size, flags.as_raw()) };
+    // 6.10+: `krealloc` is a macro that tags the call site for allocation
+    // profiling around `krealloc_noprof`, the function; the crate's blocks
+    // are then counted under the caller of `krealloc_noprof`.
+    // SAFETY: as above.
+    #[cfg(kernel_krealloc_noprof)]
+    let new = unsafe { bindings::krealloc_noprof(old_ptr.cast(), size, flags.as_raw()) };
     let new = NonNull::new(new.cast::<u8>()).ok_or(AllocError)?;
     if old.is_none() {
         LIVE_ALLOCATIONS.fetch_add(1, Ordering::Relaxed);

@@ -142,6 +142,70 @@ impl GenDiskBuilder {
         Ok(())
     }
 
+    /// `__blk_mq_alloc_disk` on 6.1: the limits are set on the queue
+    /// afterwards (`build`), with the `blk_queue_*` setters.
+    #[cfg(not(kernel_queue_limits))]
+    fn alloc_disk<T: Operations>(
+        &self,
+        tag_set: &TagSet<T>,
+        queue_data: *mut T::QueueData,
+        _dma_alignment: Option<core::ffi::c_int>,
+    ) -> *mut bindings::gendisk {
+        // SAFETY: the tag set is allocated (type invariant of `TagSet`) and
+        // outlives the disk (the `GenDisk` holds its `Arc`); the queue data
+        // lives until the `GenDisk` drops it, after the disk is gone; the
+        // key is static.
+        unsafe {
+            bindings::__blk_mq_alloc_disk(
+                tag_set.as_raw(),
+                queue_data.cast(),
+                QUEUE_LOCK_CLASS.as_raw(),
+            )
+        }
+    }
+
+    /// `__blk_mq_alloc_disk` on 6.11+: the limits and features go with
+    /// the allocation (`struct queue_limits`; the `blk_queue_*` setters
+    /// are gone), and the block layer checks them (`blk_validate_limits`).
+    /// Zero means "the default" for every limit left unset.
+    #[cfg(kernel_queue_limits)]
+    fn alloc_disk<T: Operations>(
+        &self,
+        tag_set: &TagSet<T>,
+        queue_data: *mut T::QueueData,
+        dma_alignment: Option<core::ffi::c_int>,
+    ) -> *mut bindings::gendisk {
+        // SAFETY: all zeroes is a valid `struct queue_limits` (integers and
+        // flags), and the one `blk_validate_limits` fills with defaults.
+        let mut lim: bindings::queue_limits = unsafe { core::mem::zeroed() };
+        lim.logical_block_size = self.logical_block_size;
+        lim.physical_block_size = self.physical_block_size;
+        lim.max_hw_sectors = self.max_hw_sectors.unwrap_or(0);
+        lim.max_segments = self.max_segments.unwrap_or(0);
+        // `check` accepted only masks that fit (a power of two minus one).
+        lim.virt_boundary_mask = self.virt_boundary.unwrap_or(0) as core::ffi::c_ulong;
+        lim.dma_alignment = dma_alignment.map_or(0, |m| m as core::ffi::c_uint);
+        if self.write_cache {
+            lim.features |= bindings::RUST_CONST_HELPER_BLK_FEAT_WRITE_CACHE;
+            if self.fua {
+                lim.features |= bindings::RUST_CONST_HELPER_BLK_FEAT_FUA;
+            }
+        }
+        if self.rotational {
+            lim.features |= bindings::RUST_CONST_HELPER_BLK_FEAT_ROTATIONAL;
+        }
+        // SAFETY: as for 6.1's `alloc_disk`; `lim` is only read during the
+        // call (copied into the queue).
+        unsafe {
+            bindings::__blk_mq_alloc_disk(
+                tag_set.as_raw(),
+                &mut lim,
+                queue_data.cast(),
+                QUEUE_LOCK_CLASS.as_raw(),
+            )
+        }
+    }
+
     // ANCHOR: build
     /// Makes the disk `name` on `tag_set`'s queues with `queue_data`
     /// (`__blk_mq_alloc_disk`), applies the settings and adds it
@@ -166,17 +230,7 @@ impl GenDiskBuilder {
             .map_err(|_| EINVAL)?;
         let queue_data = KBox::new(queue_data, GFP_KERNEL)?;
         let queue_data_ptr = KBox::into_raw(queue_data);
-        // SAFETY: the tag set is allocated (type invariant of `TagSet`) and
-        // outlives the disk (the `GenDisk` holds its `Arc`); the queue data
-        // lives until the `GenDisk` drops it, after the disk is gone; the
-        // key is static.
-        let disk = from_err_ptr(unsafe {
-            bindings::__blk_mq_alloc_disk(
-                tag_set.as_raw(),
-                queue_data_ptr.cast(),
-                QUEUE_LOCK_CLASS.as_raw(),
-            )
-        });
+        let disk = from_err_ptr(self.alloc_disk(&tag_set, queue_data_ptr, dma_alignment));
         // SAFETY: `queue_data_ptr` came from `KBox::into_raw` above; on
         // failure no queue points at it.
         let queue_data = unsafe { KBox::from_raw(queue_data_ptr) };
@@ -190,10 +244,11 @@ impl GenDiskBuilder {
             _tag_set: tag_set,
         };
         this.set_name(name)?;
+        // 6.1: the limits are set on the new queue (6.11+: at allocation).
+        #[cfg(not(kernel_queue_limits))]
         // SAFETY: the disk is new and not added: nothing else uses its
-        // settings yet; each call takes values checked above.
+        // settings yet; each call takes values checked by `check`.
         unsafe {
-            bindings::rust_helper_disk_set_fops(disk, &BLOCK_OPS);
             let q = bindings::rust_helper_disk_queue(disk);
             bindings::blk_queue_logical_block_size(q, self.logical_block_size);
             bindings::blk_queue_physical_block_size(q, self.physical_block_size);
@@ -213,6 +268,10 @@ impl GenDiskBuilder {
             if !self.rotational {
                 bindings::rust_helper_blk_queue_set_nonrot(q);
             }
+        }
+        // SAFETY: as above.
+        unsafe {
+            bindings::rust_helper_disk_set_fops(disk, &BLOCK_OPS);
             bindings::set_capacity(disk, self.capacity_sectors);
         }
         // SAFETY: the disk is set up and not added yet.

@@ -1,0 +1,374 @@
+//! The guest kernel series (`--guest 6.12`, `make lab-01 GUEST=6.12`):
+//! which Debian kernel the modules are built for and the guest boots.
+//!
+//! 6.1 is the default: Debian 12's kernel, whose headers the host's
+//! `linux-headers-amd64` installs (see [`crate::tools::setup`]). Any other
+//! series is taken from Debian's archive as packages, never installed on
+//! the host: the image (`linux-image-<abi>-unsigned`), the headers
+//! (`linux-headers-<abi>`, `linux-headers-<base>-common`) and the Kbuild
+//! tools (`linux-kbuild-<base>`) are downloaded with `apt-get download`
+//! through an apt configuration of the cache's own (its own source list and
+//! package lists, so the machine's sources stay as they are and no root is
+//! needed) and unpacked with `dpkg-deb -x` into `<cache>/<abi>/`, next to
+//! the image, where the headers' absolute links to `/usr/src` are made to
+//! point into the cache. Two kernels so live side by side, and their
+//! modules build into their own cargo target folders
+//! (`target/guest-<series>`): the kernel crate's bindings follow the tree.
+//!
+//! `<cache>/guest-<series>` names the ABI once it is complete; a run then
+//! needs no network.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use crate::tools::probe::{self, GuestKernel};
+use crate::tools::setup::{self, Toolchain};
+
+/// A guest kernel series (`--guest`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Linux {
+    /// Linux 6.1: Debian 12's kernel (the default), headers from the host's
+    /// `linux-headers-amd64`.
+    #[default]
+    #[value(name = "6.1")]
+    V6_1,
+    /// Linux 6.12: Debian 13's kernel (bookworm-backports on Debian 12),
+    /// image and headers from Debian's archive into the cache.
+    #[value(name = "6.12")]
+    V6_12,
+}
+
+impl Linux {
+    /// The value of `--guest` that selects it.
+    pub fn arg(self) -> &'static str {
+        match self {
+            Linux::V6_1 => "6.1",
+            Linux::V6_12 => "6.12",
+        }
+    }
+}
+
+/// The Debian suite that carries `series` for a host of `codename`
+/// (`VERSION_CODENAME` of `/etc/os-release`): the suite built with the
+/// host's own libc and compiler generation, since the Kbuild tools of the
+/// package run on the host.
+pub fn suite(series: Linux, codename: &str) -> Option<&'static str> {
+    match (series, codename) {
+        (Linux::V6_1, _) => None,
+        (Linux::V6_12, "bookworm") => Some("bookworm-backports"),
+        (Linux::V6_12, _) => Some("trixie"),
+    }
+}
+
+/// The host's `VERSION_CODENAME`, empty when unknown.
+fn host_codename() -> String {
+    fs::read_to_string("/etc/os-release")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VERSION_CODENAME="))
+        .map(|v| v.trim_matches('"').to_owned())
+        .unwrap_or_default()
+}
+
+/// The Kbuild tree of an unpacked series `abi` in `dir` (`<cache>/<abi>`).
+pub fn headers_in(dir: &Path, abi: &str) -> PathBuf {
+    dir.join("usr/src").join(format!("linux-headers-{abi}"))
+}
+
+/// The file that names the ABI of `series` once it is unpacked.
+fn marker(cache: &Path, series: Linux) -> PathBuf {
+    cache.join(format!("guest-{}", series.arg()))
+}
+
+/// The ABI of `series` in `cache`, when it is complete there.
+pub fn cached_abi(cache: &Path, series: Linux) -> Option<String> {
+    let abi = fs::read_to_string(marker(cache, series)).ok()?;
+    let abi = abi.trim().to_owned();
+    let g = GuestKernel::locate(cache, &abi);
+    (g.vmlinuz.is_file() && headers_in(&g.dir, &abi).join("Makefile").is_file()).then_some(abi)
+}
+
+/// The series whose kernels are in `cache`: `(series, abi)` for each
+/// complete one of [`Linux::V6_12`] and up (6.1's is the host's ABI).
+pub fn cached(cache: &Path) -> Vec<(Linux, String)> {
+    [Linux::V6_12]
+        .into_iter()
+        .filter_map(|s| cached_abi(cache, s).map(|abi| (s, abi)))
+        .collect()
+}
+
+/// The toolchain for `series`: `base` itself for 6.1; otherwise the
+/// series' kernel, downloaded first when it is not in the cache.
+pub fn toolchain_for(series: Linux, base: Toolchain, workspace: &Path) -> Result<Toolchain> {
+    if series == Linux::V6_1 {
+        return Ok(base);
+    }
+    let abi = match cached_abi(&base.cache, series) {
+        Some(abi) => abi,
+        None => fetch(series, &base.cache)?,
+    };
+    let g = GuestKernel::locate(&base.cache, &abi);
+    let boot_kernel = if g.vmlinux.is_file() {
+        g.vmlinux.clone()
+    } else {
+        // Debian's 6.12 bzImage has no XZ payload: boot it as it is.
+        match setup::extract_vmlinux(&g.vmlinuz, &g.vmlinux) {
+            Ok(()) => g.vmlinux.clone(),
+            Err(_) => g.vmlinuz.clone(),
+        }
+    };
+    Ok(Toolchain {
+        kdir: headers_in(&g.dir, &abi),
+        abi,
+        vmlinuz: g.vmlinuz,
+        boot_kernel,
+        modules_dir: g.modules_dir,
+        cache: base.cache,
+        debug: false,
+        rust_target_dir: Some(
+            workspace
+                .join("target")
+                .join(format!("guest-{}", series.arg())),
+        ),
+    })
+}
+
+/// An apt of the cache's own for `suite`: its source list, package lists
+/// and archive cache under `<cache>/apt/<suite>/`, the host's apt
+/// configuration (proxies) otherwise.
+struct ArchiveApt {
+    options: Vec<String>,
+}
+
+impl ArchiveApt {
+    fn new(cache: &Path, suite: &str) -> Result<ArchiveApt> {
+        let dir = cache.join("apt").join(suite);
+        for sub in ["lists/partial", "cache/archives/partial", "parts"] {
+            fs::create_dir_all(dir.join(sub))
+                .with_context(|| format!("cannot create {}", dir.join(sub).display()))?;
+        }
+        let list = dir.join("sources.list");
+        fs::write(
+            &list,
+            format!(
+                "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] \
+                 http://deb.debian.org/debian {suite} main\n"
+            ),
+        )?;
+        let status = dir.join("status");
+        if !status.exists() {
+            fs::write(&status, "")?;
+        }
+        let opt = |k: &str, v: &Path| vec!["-o".to_owned(), format!("{k}={}", v.display())];
+        let mut options = Vec::new();
+        options.extend(opt("Dir::Etc::SourceList", &list));
+        options.extend(opt("Dir::Etc::SourceParts", &dir.join("parts")));
+        options.extend(opt("Dir::State::Lists", &dir.join("lists")));
+        options.extend(opt("Dir::Cache", &dir.join("cache")));
+        options.extend(opt("Dir::State::status", &status));
+        // Everything is the user's own: no privilege drop to `_apt`.
+        options.extend(["-o".to_owned(), "APT::Sandbox::User=root".to_owned()]);
+        Ok(ArchiveApt { options })
+    }
+
+    fn run(&self, program: &str, args: &[&str], dir: &Path) -> Result<String> {
+        let out = Command::new(program)
+            .args(&self.options)
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("cannot run {program}"))?;
+        if !out.status.success() {
+            bail!(
+                "`{program} {}` failed: {}",
+                args.join(" "),
+                setup::tail(&String::from_utf8_lossy(&out.stderr), 10)
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+/// The packages of kernel `abi` (e.g. `6.12.95+deb12-amd64`): image,
+/// headers, common headers, Kbuild tools.
+pub fn packages(abi: &str) -> Vec<String> {
+    let base = abi.strip_suffix("-amd64").unwrap_or(abi);
+    vec![
+        format!("linux-image-{abi}-unsigned"),
+        format!("linux-headers-{abi}"),
+        format!("linux-headers-{base}-common"),
+        format!("linux-kbuild-{base}"),
+    ]
+}
+
+/// Downloads and unpacks `series` into the cache; returns its ABI.
+fn fetch(series: Linux, cache: &Path) -> Result<String> {
+    let codename = host_codename();
+    let suite = suite(series, &codename).context("this series comes from the host")?;
+    let started = Instant::now();
+    println!(
+        "setup: guest kernel {} ... resolving it in Debian's {suite}",
+        series.arg()
+    );
+    let apt = ArchiveApt::new(cache, suite)?;
+    apt.run("apt-get", &["update"], cache)
+        .context("retry with `make setup`")?;
+    let depends = apt.run("apt-cache", &["depends", setup::HEADERS_METAPACKAGE], cache)?;
+    let abi = depends
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Depends:"))
+        .find_map(setup::abi_from_depends)
+        .with_context(|| format!("no kernel ABI in {suite}'s {}", setup::HEADERS_METAPACKAGE))?;
+    if !abi.starts_with(&format!("{}.", series.arg())) {
+        bail!("{suite} has kernel {abi}, not {}", series.arg());
+    }
+    let dest = GuestKernel::locate(cache, &abi).dir;
+    let tmp = tempfile::Builder::new()
+        .prefix(".download-")
+        .tempdir_in(cache)?;
+    let names = packages(&abi);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    println!(
+        "setup: guest kernel {} ... downloading {}",
+        series.arg(),
+        names.join(" ")
+    );
+    let mut args = vec!["download"];
+    args.extend(&names);
+    apt.run("apt-get", &args, tmp.path())?;
+    let root = tmp.path().join("root");
+    let mut bytes = 0;
+    for entry in fs::read_dir(tmp.path())?.flatten() {
+        let deb = entry.path();
+        if deb.extension() != Some(OsStr::new("deb")) {
+            continue;
+        }
+        bytes += entry.metadata()?.len();
+        let out = Command::new("dpkg-deb")
+            .arg("-x")
+            .arg(&deb)
+            .arg(&root)
+            .stdin(Stdio::null())
+            .output()
+            .context("cannot run dpkg-deb")?;
+        if !out.status.success() {
+            bail!(
+                "dpkg-deb -x {} failed: {}",
+                deb.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+    }
+    relocate_headers(&root, &dest, &abi)?;
+    if dest.exists() {
+        fs::remove_dir_all(&dest)
+            .with_context(|| format!("cannot remove the stale {}", dest.display()))?;
+    }
+    fs::rename(&root, &dest)
+        .with_context(|| format!("cannot move the kernel into {}", dest.display()))?;
+    fs::write(marker(cache, series), format!("{abi}\n"))?;
+    println!(
+        "setup: guest kernel {} ... ok ({abi}, {:.0} MB downloaded and unpacked in {:.1} s)",
+        series.arg(),
+        bytes as f64 / 1e6,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(abi)
+}
+
+/// Makes the headers unpacked in `root` (to be renamed to `dest`) work
+/// there: Debian's `linux-headers-<abi>/Makefile` includes the common
+/// headers by their absolute `/usr/src` path, and `lib/modules/<abi>/build`
+/// and `source` link there too.
+fn relocate_headers(root: &Path, dest: &Path, abi: &str) -> Result<()> {
+    let kdir = headers_in(root, abi);
+    let makefile = kdir.join("Makefile");
+    let text = fs::read_to_string(&makefile)
+        .with_context(|| format!("the headers have no {}", makefile.display()))?;
+    let usr_src = dest.join("usr/src");
+    let text = relocate_makefile(&text, &usr_src.to_string_lossy());
+    fs::write(&makefile, text)?;
+    let modules = root.join("lib/modules").join(abi);
+    for link in ["build", "source"] {
+        let path = modules.join(link);
+        let Ok(target) = fs::read_link(&path) else {
+            continue;
+        };
+        if let Ok(rest) = target.strip_prefix("/usr/src") {
+            fs::remove_file(&path)?;
+            std::os::unix::fs::symlink(Path::new("../../../usr/src").join(rest), &path)?;
+        }
+    }
+    if !probe::headers_release(&kdir).is_some_and(|r| r == abi) {
+        bail!("the headers in {} are not for {abi}", kdir.display());
+    }
+    Ok(())
+}
+
+/// `include /usr/src/...` lines of a Debian headers Makefile, pointed at
+/// `usr_src` instead.
+pub fn relocate_makefile(text: &str, usr_src: &str) -> String {
+    text.lines()
+        .map(|l| match l.strip_prefix("include /usr/src/") {
+            Some(rest) => format!("include {usr_src}/{rest}\n"),
+            None => format!("{l}\n"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suites_and_packages() {
+        assert_eq!(suite(Linux::V6_1, "bookworm"), None);
+        assert_eq!(suite(Linux::V6_12, "bookworm"), Some("bookworm-backports"));
+        assert_eq!(suite(Linux::V6_12, "trixie"), Some("trixie"));
+        assert_eq!(
+            packages("6.12.95+deb12-amd64"),
+            [
+                "linux-image-6.12.95+deb12-amd64-unsigned",
+                "linux-headers-6.12.95+deb12-amd64",
+                "linux-headers-6.12.95+deb12-common",
+                "linux-kbuild-6.12.95+deb12",
+            ]
+        );
+    }
+
+    #[test]
+    fn makefile_relocated() {
+        assert_eq!(
+            relocate_makefile(
+                "include /usr/src/linux-headers-6.12.95+deb12-common/Makefile\n",
+                "/c/6.12.95+deb12-amd64/usr/src"
+            ),
+            "include /c/6.12.95+deb12-amd64/usr/src/linux-headers-6.12.95+deb12-common/Makefile\n"
+        );
+        assert_eq!(relocate_makefile("x := 1\n", "/c"), "x := 1\n");
+    }
+
+    #[test]
+    fn cached_only_when_complete() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(cached_abi(d.path(), Linux::V6_12), None);
+        let abi = "6.12.95+deb12-amd64";
+        fs::write(d.path().join("guest-6.12"), format!("{abi}\n")).unwrap();
+        assert_eq!(cached_abi(d.path(), Linux::V6_12), None);
+        crate::testutil::write(
+            d.path(),
+            &[
+                (&format!("{abi}/boot/vmlinuz-{abi}"), ""),
+                (&format!("{abi}/usr/src/linux-headers-{abi}/Makefile"), ""),
+            ],
+        );
+        assert_eq!(cached_abi(d.path(), Linux::V6_12).as_deref(), Some(abi));
+        assert_eq!(cached(d.path()), [(Linux::V6_12, abi.to_owned())]);
+    }
+}
