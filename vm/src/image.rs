@@ -12,6 +12,10 @@
 //!
 //! The guest finds them as `/lab/image/<file name>` and loads them in that
 //! order before the first step (see [`crate::guest::write_initramfs`]).
+//!
+//! Linux 6.12's image (Debian 13, bookworm-backports) ships its modules
+//! xz-compressed (`nvme.ko.xz`), which busybox's `insmod` cannot load: a
+//! module found only as `.ko.xz` is unpacked once, next to it, with `xz`.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -143,8 +147,43 @@ pub fn depends(elf: &[u8]) -> Option<Vec<String>> {
     )
 }
 
-/// Every `.ko` under `dir`, by normalised module name: its path relative
-/// to `dir`. Symbolic links (`build`, `source`) are not followed.
+/// The module name of a file name: `nvme.ko` and `nvme.ko.xz` are `nvme`.
+fn module_stem(file: &str) -> Option<&str> {
+    file.strip_suffix(".ko")
+        .or_else(|| file.strip_suffix(".ko.xz"))
+}
+
+/// The plain `.ko` of the module file `full`: itself, or for a `.ko.xz`
+/// the file unpacked next to it (once; atomically, so that a parallel run
+/// never reads half a module).
+fn unpacked(full: &Path) -> Result<PathBuf> {
+    let Some(plain) = full.to_str().and_then(|p| p.strip_suffix(".xz")) else {
+        return Ok(full.to_owned());
+    };
+    let plain = PathBuf::from(plain);
+    if plain.is_file() {
+        return Ok(plain);
+    }
+    let dir = plain.parent().context("a module file has a folder")?;
+    let tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot unpack {} in {}", full.display(), dir.display()))?;
+    let status = std::process::Command::new("xz")
+        .arg("-dc")
+        .arg(full)
+        .stdout(tmp.reopen()?)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .context("cannot run xz (install xz-utils)")?;
+    if !status.success() {
+        bail!("xz -dc {} failed ({status})", full.display());
+    }
+    tmp.persist(&plain)?;
+    Ok(plain)
+}
+
+/// Every `.ko` (or `.ko.xz`) under `dir`, by normalised module name: its
+/// path relative to `dir` (the `.ko` when there are both). Symbolic links
+/// (`build`, `source`) are not followed.
 fn index(dir: &Path) -> Result<BTreeMap<String, String>> {
     let mut found = BTreeMap::new();
     let mut stack = vec![String::new()];
@@ -163,7 +202,7 @@ fn index(dir: &Path) -> Result<BTreeMap<String, String>> {
             let kind = entry.file_type()?;
             if kind.is_dir() {
                 stack.push(path);
-            } else if let Some(stem) = name.strip_suffix(".ko").filter(|_| kind.is_file()) {
+            } else if let Some(stem) = module_stem(&name).filter(|_| kind.is_file()) {
                 // Two files of one name: keep the first in path order, as
                 // a stable choice.
                 let slot = found.entry(normalise(stem)).or_insert_with(|| path.clone());
@@ -188,13 +227,17 @@ pub fn resolve(dir: &Path, entries: &[String]) -> Result<Vec<ImageModule>> {
     let mut done = BTreeMap::new(); // normalised name -> rel
     for entry in entries {
         let rel = if is_path(entry) {
-            if !dir.join(entry).is_file() {
+            let xz = format!("{entry}.xz");
+            if !dir.join(entry).is_file() && dir.join(&xz).is_file() {
+                xz
+            } else if !dir.join(entry).is_file() {
                 bail!(
                     "image_modules: {entry} is not in the guest kernel's modules ({})",
                     dir.display()
                 );
+            } else {
+                entry.clone()
             }
-            entry.clone()
         } else {
             by_name.get(&normalise(entry)).cloned().with_context(|| {
                 format!(
@@ -219,7 +262,7 @@ fn visit(
     order: &mut Vec<ImageModule>,
 ) -> Result<()> {
     let file = rel.rsplit('/').next().unwrap_or(rel);
-    let stem = file.strip_suffix(".ko").unwrap_or(file).to_owned();
+    let stem = module_stem(file).unwrap_or(file).to_owned();
     let key = normalise(&stem);
     if let Some(other) = done.get(&key) {
         if other != rel {
@@ -233,7 +276,7 @@ fn visit(
             path.join(" -> ")
         );
     }
-    let full = dir.join(rel);
+    let full = unpacked(&dir.join(rel))?;
     let data = fs::read(&full).with_context(|| format!("cannot read {}", full.display()))?;
     let needs = depends(&data)
         .with_context(|| format!("image_modules: {} has no .modinfo section", full.display()))?;
@@ -251,7 +294,7 @@ fn visit(
     done.insert(key, rel.to_owned());
     order.push(ImageModule {
         stem,
-        rel: rel.to_owned(),
+        rel: rel.strip_suffix(".xz").unwrap_or(rel).to_owned(),
         path: full,
     });
     Ok(())
@@ -394,6 +437,41 @@ mod tests {
     }
 
     #[test]
+    fn xz_modules_are_unpacked_once() {
+        let dir = tree(NVME);
+        let host = dir.path().join("kernel/drivers/nvme/host");
+        for m in ["nvme", "nvme-core"] {
+            let status = std::process::Command::new("xz")
+                .arg(host.join(format!("{m}.ko")))
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        assert!(!host.join("nvme.ko").exists());
+        let mods = resolve(dir.path(), &["nvme".into()]).unwrap();
+        let last = &mods[mods.len() - 2..];
+        assert_eq!(
+            last.iter()
+                .map(|m| format!("{} {}", m.stem, m.rel))
+                .collect::<Vec<_>>(),
+            [
+                "nvme-core kernel/drivers/nvme/host/nvme-core.ko",
+                "nvme kernel/drivers/nvme/host/nvme.ko"
+            ]
+        );
+        // Unpacked next to the .xz, as a module with its dependencies.
+        assert_eq!(last[1].path, host.join("nvme.ko"));
+        assert_eq!(
+            depends(&fs::read(host.join("nvme.ko")).unwrap()),
+            Some(vec!["nvme-core".to_owned()])
+        );
+        // A path entry names the plain .ko even when only the .xz is there.
+        fs::remove_file(host.join("nvme.ko")).unwrap();
+        let mods = resolve(dir.path(), &["kernel/drivers/nvme/host/nvme.ko".into()]).unwrap();
+        assert_eq!(mods.last().unwrap().path, host.join("nvme.ko"));
+    }
+
+    #[test]
     fn errors_name_the_module() {
         check(
             &["binder"],
@@ -482,9 +560,16 @@ mod tests {
                 .map(|m| m.stem)
                 .collect();
             assert_eq!(nvme.last().map(String::as_str), Some("nvme"));
-            for need in ["nvme-core", "t10-pi", "crc-t10dif", "crc64-rocksoft"] {
+            // 6.1's nvme-core needs the T10 PI chain; 6.12's needs
+            // nvme-auth instead (and its modules are .ko.xz).
+            let needs: &[&str] = if name.starts_with("6.1.") {
+                &["nvme-core", "t10-pi", "crc-t10dif", "crc64-rocksoft"]
+            } else {
+                &["nvme-core"]
+            };
+            for need in needs {
                 assert!(
-                    nvme.iter().any(|m| m == need),
+                    nvme.iter().any(|m| m == *need),
                     "{need} missing from {nvme:?}"
                 );
             }
