@@ -95,6 +95,24 @@ enum Cmd {
     Run(checker::batch::jobs::RunArgs),
     /// Grade a folder of submissions (one folder or patch per student).
     Grade(checker::batch::gradedir::GradeArgs),
+    /// Write a repository for students, without the answers.
+    ///
+    /// Into DIR (new or empty): skeletons, harness, steps and snapshots,
+    /// the book without its solution pages, the drivers labs 08, 10 and 11
+    /// build against in skeleton form, and the reference modules the
+    /// differential steps load.
+    ExportCourse {
+        /// The new repository's folder.
+        dir: PathBuf,
+        /// Build and ship the reference modules of only these labs (default:
+        /// every lab with differential steps; `--references none` for none).
+        #[arg(long, value_delimiter = ',', value_name = "LAB,...")]
+        references: Option<Vec<String>>,
+        /// Only check DIR, exported before, for answers (a marker line, or a
+        /// line of an answer that the course has nowhere else).
+        #[arg(long)]
+        audit: bool,
+    },
     /// Run the broken-module fixtures and compare their verdicts.
     Fixtures(checker::batch::fixtures::FixturesArgs),
     /// Check the set-up and say what is wrong and how to fix it.
@@ -215,7 +233,10 @@ const AUDIENCES: [(&str, &[&str]); 3] = [
             "new-driver",
         ],
     ),
-    ("Instructors", &["grade", "gradescope", "run"]),
+    (
+        "Instructors",
+        &["grade", "gradescope", "run", "export-course"],
+    ),
     (
         "Maintainers",
         &[
@@ -317,6 +338,11 @@ fn real_main(cli: Cli) -> Result<Outcome> {
         Cmd::Verify { guest, labs } => verify(guest, &labs),
         Cmd::Run(args) => return batch::jobs::run_cmd(&args),
         Cmd::Grade(args) => return batch::gradedir::grade_cmd(&args),
+        Cmd::ExportCourse {
+            dir,
+            references,
+            audit,
+        } => export_course(&dir, references, audit),
         Cmd::Fixtures(args) => batch::fixtures::run_cmd(&args),
         // The doctor grades nothing: what it finds wrong is the set-up.
         Cmd::Doctor if tools::doctor::run()? => Ok(true),
@@ -389,6 +415,52 @@ fn new_driver(dir: &Path) -> Result<bool> {
         "new-driver: {} (build and grade it with `cargo run -q -p checker -- lab {}`)",
         dir.display(),
         dir.display()
+    );
+    Ok(true)
+}
+
+/// `checker export-course DIR`.
+fn export_course(dir: &Path, references: Option<Vec<String>>, audit: bool) -> Result<bool> {
+    use checker::tools::export;
+    let root = workspace::root()?;
+    if audit {
+        let found = export::audit_cmd(&root, dir)?;
+        for f in &found {
+            println!("export-course: {f}");
+        }
+        println!(
+            "export-course: audit of {}: {}",
+            dir.display(),
+            if found.is_empty() {
+                "no answer found"
+            } else {
+                "answers found"
+            }
+        );
+        return Ok(found.is_empty());
+    }
+    vm::install_interrupt_handler()?;
+    let references = references.map(|r| r.into_iter().filter(|l| l != "none").collect());
+    let opts = export::Options { references };
+    let started = std::time::Instant::now();
+    let tc = match &opts.references {
+        Some(only) if only.is_empty() => None,
+        _ => Some(run::ensure_quiet()?),
+    };
+    let done = export::export(&root, dir, &opts, tc.as_ref(), &mut |line| {
+        println!("{line}")
+    })?;
+    println!(
+        "export-course: {} ({} files, {:.1} MB, {} in skeleton form, {} solution pages left out, \
+         reference modules of {} labs) in {:.1} s; `git init` it and push it as the students' \
+         starter repository",
+        dir.display(),
+        done.files,
+        done.bytes as f64 / 1e6,
+        done.skeletons.len(),
+        done.pages_left_out.len(),
+        done.references.len(),
+        started.elapsed().as_secs_f64()
     );
     Ok(true)
 }

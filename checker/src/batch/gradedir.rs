@@ -547,6 +547,44 @@ const WORKSPACE_DIRS: [&str; 4] = ["kernel-crate", "module-macro", "drivers", "l
 /// accepts a lab without its solution folder).
 pub const WORKSPACE_MARK: &str = crate::spec::lab::GRADING_WORKSPACE;
 
+/// The answers of a course, relative to its root: what a student's
+/// build (`checker grade`) and a student repository (`checker
+/// export-course`) leave out or replace.
+#[derive(Debug, Default)]
+pub struct Answers {
+    /// Solution folders inside a lab folder (`labs/lab-01/solution`):
+    /// left out whole.
+    pub folders: Vec<PathBuf>,
+    /// The student files of a driver that is a lab's solution
+    /// (`drivers/binder/src/alloc.rs`), each with its skeleton form (see
+    /// [`crate::tools::skeleton::skeleton_form`]): put in their place.
+    pub skeletons: Vec<(PathBuf, String)>,
+}
+
+/// The answers of `course`, whose root is `root` (see [`Answers`]); a
+/// solution folder outside the course is an error.
+pub fn answers(root: &Path, course: &BTreeMap<String, Lab>) -> Result<Answers> {
+    let mut out = Answers::default();
+    for l in course.values().filter(|l| !l.config.student.is_empty()) {
+        let solution = policy::lexical(&l.solution_dir());
+        let Ok(rel) = solution.strip_prefix(policy::lexical(root)) else {
+            bail!(
+                "{}: the solution folder {} is outside the course",
+                l.name,
+                solution.display()
+            );
+        };
+        if solution.starts_with(policy::lexical(&l.dir)) {
+            out.folders.push(rel.to_path_buf());
+        } else {
+            for (file, text) in crate::tools::skeleton::skeleton_form(l)? {
+                out.skeletons.push((rel.join(file), text));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Makes `ws` the course at `root` as a student's build sees it: the
 /// top-level files, [`WORKSPACE_DIRS`] copied (no links back into the
 /// course, so a sandbox that shows the build only `ws` shows it all it
@@ -585,7 +623,7 @@ fn course_workspace(
     {
         fs::remove_dir_all(&dir).with_context(|| format!("cannot remove {}", dir.display()))?;
     }
-    for (name, l) in course {
+    for name in course.keys() {
         let lab_ws = ws.join("labs").join(name);
         let theirs = lab_ws.join("expected");
         if theirs.is_dir() {
@@ -593,32 +631,21 @@ fn course_workspace(
                 format!("cannot move {} out of the workspace", theirs.display())
             })?;
         }
-        if l.config.student.is_empty() {
-            continue;
-        }
-        let solution = policy::lexical(&l.solution_dir());
-        let Ok(rel) = solution.strip_prefix(root) else {
-            bail!(
-                "{}: the solution folder {} is outside the course",
-                l.name,
-                solution.display()
-            );
-        };
+    }
+    let answers = answers(root, course)?;
+    for rel in &answers.folders {
         let in_ws = ws.join(rel);
-        if solution.starts_with(policy::lexical(&l.dir)) {
-            if in_ws.exists() {
-                fs::remove_dir_all(&in_ws)
-                    .with_context(|| format!("cannot remove {}", in_ws.display()))?;
-            }
-        } else {
-            for (file, text) in crate::tools::skeleton::skeleton_form(l)? {
-                let to = in_ws.join(&file);
-                fs::write(&to, text).with_context(|| format!("cannot write {}", to.display()))?;
-            }
+        if in_ws.exists() {
+            fs::remove_dir_all(&in_ws)
+                .with_context(|| format!("cannot remove {}", in_ws.display()))?;
         }
     }
+    for (rel, text) in &answers.skeletons {
+        let to = ws.join(rel);
+        fs::write(&to, text).with_context(|| format!("cannot write {}", to.display()))?;
+    }
     if let Ok(text) = fs::read_to_string(root.join("Cargo.toml")) {
-        fs::write(ws.join("Cargo.toml"), workspace_manifest(&text, ws))?;
+        fs::write(ws.join("Cargo.toml"), workspace_manifest(&text, ws, false))?;
     }
     let mut files = Vec::new();
     list_files(ws, Path::new(""), &mut files)?;
@@ -652,8 +679,9 @@ fn list_files(dir: &Path, rel: &Path, out: &mut Vec<String>) -> Result<()> {
 
 /// The course's top-level `Cargo.toml` with its `members` and
 /// `default-members` cut to the packages `ws` holds: the solutions'
-/// packages, the checker and its fixtures are not there.
-fn workspace_manifest(text: &str, ws: &Path) -> String {
+/// packages, the checker and its fixtures are not there. With `globs`, a
+/// member `dir/*` stays when `ws` has `dir`.
+pub fn workspace_manifest(text: &str, ws: &Path, globs: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     for key in ["\nmembers = [", "\ndefault-members = ["] {
@@ -667,7 +695,12 @@ fn workspace_manifest(text: &str, ws: &Path) -> String {
         let kept: Vec<&str> = rest[open..open + len]
             .split(',')
             .map(|m| m.trim().trim_matches('"'))
-            .filter(|m| !m.is_empty() && ws.join(m).join("Cargo.toml").is_file())
+            .filter(|m| {
+                let glob = m.strip_suffix("/*").filter(|_| globs);
+                !m.is_empty()
+                    && (ws.join(m).join("Cargo.toml").is_file()
+                        || glob.is_some_and(|g| ws.join(g).is_dir()))
+            })
             .collect();
         out.push_str(&rest[..open]);
         out.push_str(

@@ -349,7 +349,45 @@ fn resolve(
     let mut opts = req.guest.lab_options(req.solution, req.keep)?;
     opts.seed = req.seed;
     opts.reference = req.reference.clone();
+    if lab.in_student_course() {
+        if req.solution {
+            anyhow::bail!(
+                "this is a student repository (checker export-course): it has no reference \
+                 solutions; --solution runs in the course's full repository"
+            );
+        }
+        if opts.reference.is_none() && lab.has_differential() {
+            opts.reference = Some(shipped_reference(&lab, &tc)?);
+        }
+    }
     Ok((root, lab, tc, opts))
+}
+
+/// The reference modules a student repository ships for `lab`'s
+/// differential steps (see `tools::export`), if they were built for the
+/// kernel `tc` builds for; else an error that says what to do.
+fn shipped_reference(lab: &Lab, tc: &Toolchain) -> Result<PathBuf> {
+    let dir = lab.dir.join(lab::REFERENCE_DIR);
+    let Ok(abi) = fs::read_to_string(dir.join("ABI")) else {
+        anyhow::bail!(
+            "{}: this student repository has no reference modules for the lab's differential \
+             steps ({} is missing): ask your instructor for an export with them",
+            lab.name,
+            dir.join("ABI").display()
+        );
+    };
+    if abi.trim() != tc.abi {
+        anyhow::bail!(
+            "{}: the reference modules in {} were built for kernel {}, this run builds for {}: \
+             the differential steps need them built for the same kernel (ask your instructor \
+             for a new export, `checker export-course`)",
+            lab.name,
+            dir.display(),
+            abi.trim(),
+            tc.abi
+        );
+    }
+    Ok(dir)
 }
 
 /// `checker shell`: builds the lab `req` names as `checker lab` does (the

@@ -578,6 +578,15 @@ pub use ::vm::Step;
 /// has no solution folder.
 pub const GRADING_WORKSPACE: &str = ".grading-workspace";
 
+/// The file at the root of a student repository (`checker export-course`,
+/// see `tools::export`): a lab there has no solution folder, and one with
+/// differential steps has the reference's modules in [`REFERENCE_DIR`].
+pub const STUDENT_COURSE: &str = ".student-course";
+
+/// The folder of a student repository's lab holding the reference
+/// solution's modules and the kernel ABI they were built for (`ABI`).
+pub const REFERENCE_DIR: &str = "reference";
+
 /// A lab: its folder and its parsed description.
 #[derive(Debug, Clone)]
 pub struct Lab {
@@ -624,6 +633,12 @@ impl Lab {
         self.dir.join("../..").join(GRADING_WORKSPACE).is_file()
     }
 
+    /// The lab is in a student repository (the lab folder's grandparent
+    /// holds [`STUDENT_COURSE`]).
+    pub fn in_student_course(&self) -> bool {
+        self.dir.join("../..").join(STUDENT_COURSE).is_file()
+    }
+
     /// The student files of the lab folder: paths relative to it, sorted.
     pub fn student_files(&self) -> Result<Vec<String>> {
         matching_files(&self.dir, &self.config.student)
@@ -652,8 +667,9 @@ impl Lab {
             return Ok(());
         }
         let solution = self.solution_dir();
-        if !solution.is_dir() && self.in_grading_workspace() {
-            // `checker grade` leaves the solutions out of a student's build.
+        if !solution.is_dir() && (self.in_grading_workspace() || self.in_student_course()) {
+            // `checker grade` leaves the solutions out of a student's build,
+            // `checker export-course` out of a student's repository.
             return Ok(());
         }
         if !solution.is_dir() {

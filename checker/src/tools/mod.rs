@@ -7,8 +7,9 @@
 //! ([`sizes`]), `checker bench-binder` ([`binderbench`]) and `checker
 //! bench-nvme` ([`nvmebench`]) with what they share ([`bench`]), `checker watch`
 //! ([`watch`]), `checker new-driver` ([`newdriver`]), the workspace root
-//! ([`workspace`]) and the labs' skeletons made from their solutions
-//! ([`skeleton`]).
+//! ([`workspace`]), the labs' skeletons made from their solutions
+//! ([`skeleton`]) and `checker export-course`, the student repository
+//! ([`export`]).
 
 pub mod bench;
 pub mod binderbench;
@@ -17,6 +18,7 @@ pub mod docs;
 pub mod doctests;
 pub mod doctor;
 pub mod exec;
+pub mod export;
 pub mod guest;
 pub mod mdbook;
 pub mod newdriver;

@@ -221,6 +221,34 @@ pub fn strip_markers(text: &str) -> String {
     out
 }
 
+/// Whether `line` is a marker line (`// TODO-BEGIN`, `// TODO-ELSE`,
+/// `// TODO-END` after its indentation).
+pub fn is_marker(line: &str) -> bool {
+    marker(line).is_some()
+}
+
+/// For each line of `text`, whether it shows any of a solution region:
+/// a marker, or a line between `TODO-BEGIN` and `TODO-END` (the
+/// skeleton's lines too, which only a solution file carries as comments).
+/// A region left open runs to the end.
+pub fn region_lines(text: &str) -> Vec<bool> {
+    let mut inside = false;
+    text.lines()
+        .map(|line| match marker(line) {
+            Some(BEGIN) => {
+                inside = true;
+                true
+            }
+            Some(END) => {
+                inside = false;
+                true
+            }
+            Some(_) => true,
+            None => inside,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,623 @@
+//! `checker export-course DIR`: the course as a repository for students,
+//! without the answers.
+//!
+//! The instructor keeps this repository (solutions, solution pages, the
+//! finished drivers) and grades from it (`checker grade`); students get a
+//! copy made by [`export`]:
+//!
+//! - every file git tracks, as it is in the working tree, except
+//!   [`LEFT_OUT`] (CI, and the checker's fixtures and tests, which hold
+//!   copies of answers);
+//! - the answers that [`crate::batch::gradedir::answers`] finds for a
+//!   grading workspace left out or replaced the same way: no lab's
+//!   `solution/` folder, and each driver a lab builds against (labs 08, 10
+//!   and 11: `drivers/semaphore`, `drivers/binder`, `drivers/nvme`) with its
+//!   student files in skeleton form, the TODO markers' skeleton lines in
+//!   place of the solution's;
+//! - the book without its solution pages (see [`plan_book`]): each page
+//!   named `*-solution.md` or showing an answer through an include is left
+//!   out of `SUMMARY.md`, and links to it become plain text; a chapter that
+//!   stays and includes an answer stops the export;
+//! - the top-level `Cargo.toml` listing only the packages left;
+//! - [`STUDENT_COURSE`] at the root, which tells the checker that the labs
+//!   have no solution folder (and refuses `--solution` there);
+//! - for each lab with differential steps, the reference solution's
+//!   compiled modules in `labs/<lab>/reference/` with the kernel ABI they
+//!   were built for (the steps load them next to the student's; a
+//!   different ABI on the student's machine is a clear error).
+//!
+//! Before it returns, [`audit`] reads every exported file for a marker
+//! line and for any line of an answer that the full course has nowhere
+//! else (a *distinctive* line); finding one is an error.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use crate::batch::gradedir::{self, Answers};
+use crate::spec::policy::lexical;
+use crate::tools::setup::Toolchain;
+use crate::tools::skeleton;
+
+/// The file at a student repository's root (see [`crate::spec::lab`]).
+pub const STUDENT_COURSE: &str = crate::spec::lab::STUDENT_COURSE;
+
+/// Where a lab of a student repository keeps its reference modules.
+pub const REFERENCE_DIR: &str = crate::spec::lab::REFERENCE_DIR;
+
+/// Course paths never exported: CI (it runs the full repository's
+/// checks), the checker's broken-module fixtures and its tests (both hold
+/// copies of answers, and need the solutions).
+pub const LEFT_OUT: [&str; 4] = [".github", ".ci", "checker/fixtures", "checker/tests"];
+
+/// What to export.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The labs whose reference modules are built and shipped: `None`,
+    /// every lab with differential steps.
+    pub references: Option<Vec<String>>,
+}
+
+/// What an export wrote.
+#[derive(Debug, Default)]
+pub struct Exported {
+    /// Files written.
+    pub files: usize,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Book pages left out, relative to the root.
+    pub pages_left_out: Vec<String>,
+    /// Files written in skeleton form, relative to the root.
+    pub skeletons: Vec<String>,
+    /// Labs whose reference modules were shipped.
+    pub references: Vec<String>,
+}
+
+/// `dir` must not exist, or be an empty folder: an export never mixes
+/// with other files.
+pub fn ensure_empty(dir: &Path) -> Result<()> {
+    match fs::read_dir(dir) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                bail!(
+                    "{} is not empty: export-course writes a new repository; give it a new or empty folder",
+                    dir.display()
+                );
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(_) if dir.exists() => bail!("{} exists and is not a folder", dir.display()),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", dir.display())),
+    }
+}
+
+/// The files of the course at `root`, relative and `/`-separated: those
+/// git tracks that exist in the working tree (so build output and
+/// generated files stay out), else, outside git, every file but build
+/// output, hidden files and `target/`.
+pub fn course_files(root: &Path) -> Result<Vec<String>> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["ls-files", "-z", "--cached"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    let mut files: Vec<String> = match out {
+        Ok(o) if o.status.success() => String::from_utf8(o.stdout)
+            .context("git ls-files: a path that is not UTF-8")?
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .filter(|p| fs::symlink_metadata(root.join(p)).is_ok())
+            .map(str::to_owned)
+            .collect(),
+        _ => {
+            let mut v = Vec::new();
+            walk(root, Path::new(""), &mut v)?;
+            v
+        }
+    };
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+fn walk(root: &Path, rel: &Path, out: &mut Vec<String>) -> Result<()> {
+    for entry in fs::read_dir(root.join(rel))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.')
+            || gradedir::is_build_output(&name)
+            || (rel.as_os_str().is_empty() && matches!(name.as_str(), "node_modules" | "build"))
+        {
+            continue;
+        }
+        let path = rel.join(&name);
+        if entry.file_type()?.is_dir() {
+            walk(root, &path, out)?;
+        } else {
+            out.push(path.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    Ok(())
+}
+
+fn under(path: &str, folder: &str) -> bool {
+    path == folder
+        || path
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The book as students get it.
+#[derive(Debug, Default, PartialEq)]
+pub struct BookPlan {
+    /// Pages left out (relative to the course root).
+    pub left_out: Vec<String>,
+    /// Pages written changed (SUMMARY.md, links to pages left out made
+    /// plain text): path relative to the root, new text.
+    pub changed: BTreeMap<String, String>,
+}
+
+/// One `{{#include ...}}` (or `rustdoc_include`) of a page: the file,
+/// relative to the page's folder, and what part of it.
+#[derive(Debug, PartialEq)]
+struct Include<'a> {
+    file: &'a str,
+    part: Option<&'a str>,
+}
+
+/// The includes of a page.
+fn includes(page: &str) -> Vec<Include<'_>> {
+    let mut out = Vec::new();
+    let mut rest = page;
+    while let Some(start) = rest.find("{{#") {
+        let after = &rest[start + 3..];
+        let Some(end) = after.find("}}") else { break };
+        let body = after[..end].trim();
+        rest = &after[end + 2..];
+        let Some((cmd, arg)) = body.split_once(char::is_whitespace) else {
+            continue;
+        };
+        if !matches!(cmd, "include" | "rustdoc_include" | "playground") {
+            continue;
+        }
+        let arg = arg.trim();
+        let (file, part) = match arg.split_once(':') {
+            Some((f, p)) => (f, Some(p)),
+            None => (arg, None),
+        };
+        out.push(Include { file, part });
+    }
+    out
+}
+
+/// The 0-based lines of `text` an include's `part` takes: all, an anchor's
+/// (`ANCHOR: name` to `ANCHOR_END: name`), or a 1-based range `a:b`
+/// (either end may be left out), as mdBook reads them.
+fn included_lines(text: &str, part: Option<&str>) -> std::ops::Range<usize> {
+    let n = text.lines().count();
+    let Some(part) = part else { return 0..n };
+    let mut nums = part.splitn(2, ':');
+    let first = nums.next().unwrap_or("");
+    if first.is_empty() || first.parse::<usize>().is_ok() {
+        let a = first.parse::<usize>().map_or(0, |a| a.saturating_sub(1));
+        let b = match nums.next() {
+            None => a + 1,
+            Some("") => n,
+            Some(b) => b.parse::<usize>().unwrap_or(n),
+        };
+        return a.min(n)..b.min(n).max(a.min(n));
+    }
+    let name = first.trim();
+    let is = |line: &str, tag: &str| {
+        line.split_once(tag)
+            .is_some_and(|(_, rest)| rest.trim() == name)
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(open) = lines.iter().position(|l| is(l, "ANCHOR:")) else {
+        return 0..0;
+    };
+    let close = lines[open..]
+        .iter()
+        .position(|l| is(l, "ANCHOR_END:"))
+        .map_or(n, |i| open + i);
+    open..close
+}
+
+/// Whether lines `range` of `text` show any of a solution region (a marker
+/// or a line between `TODO-BEGIN` and `TODO-END`).
+fn shows_region(text: &str, range: std::ops::Range<usize>) -> bool {
+    let flags = skeleton::region_lines(text);
+    flags
+        .get(range.start..range.end.min(flags.len()))
+        .is_some_and(|r| r.iter().any(|&f| f))
+}
+
+/// What of an answer an include of the page at `page` (relative to
+/// `root`) shows, if any.
+fn include_answer(
+    root: &Path,
+    page: &str,
+    inc: &Include<'_>,
+    answers: &Answers,
+) -> Option<&'static str> {
+    let page_dir = Path::new(page).parent().unwrap_or(Path::new(""));
+    let rel = lexical(&page_dir.join(inc.file));
+    if answers.folders.iter().any(|f| rel.starts_with(f)) {
+        return Some("a reference solution's file");
+    }
+    let text = fs::read_to_string(root.join(&rel)).ok()?;
+    shows_region(&text, included_lines(&text, inc.part)).then_some("a solution region")
+}
+
+/// The file names of markdown links in `line`: `[text](target)`.
+fn link_targets(line: &str) -> Vec<&str> {
+    line.match_indices("](")
+        .filter_map(|(i, _)| {
+            let rest = &line[i + 2..];
+            rest.find(')')
+                .map(|end| rest[..end].split('#').next().unwrap_or(""))
+        })
+        .collect()
+}
+
+/// `text` with each link to a page named in `gone` made its plain text.
+fn unlink(text: &str, gone: &BTreeSet<&str>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("](") {
+        let target_end = rest[i + 2..].find(')').map(|e| i + 2 + e);
+        let open = rest[..i].rfind('[');
+        match (target_end, open) {
+            (Some(end), Some(open))
+                if gone.contains(rest[i + 2..end].split('#').next().unwrap_or("")) =>
+            {
+                out.push_str(&rest[..open]);
+                out.push_str(&rest[open + 1..i]);
+                rest = &rest[end + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..i + 2]);
+                rest = &rest[i + 2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The book of the course at `root` (whose files are `files`) without its
+/// solution pages: a page of `SUMMARY.md` is left out when its name ends
+/// in `-solution.md` or an include of it shows an answer. A page that
+/// stays and shows an answer is an error naming the page and the include.
+pub fn plan_book(root: &Path, files: &[String], answers: &Answers) -> Result<BookPlan> {
+    let src = book_src(root);
+    let summary_path = format!("{src}/SUMMARY.md");
+    let Ok(summary) = fs::read_to_string(root.join(&summary_path)) else {
+        return Ok(BookPlan::default());
+    };
+    let mut left_out = BTreeSet::new();
+    for line in summary.lines() {
+        for target in link_targets(line) {
+            let page = format!("{src}/{target}");
+            let Ok(text) = fs::read_to_string(root.join(&page)) else {
+                continue;
+            };
+            let shows = includes(&text)
+                .iter()
+                .any(|inc| include_answer(root, &page, inc, answers).is_some());
+            if target.ends_with("-solution.md") || shows {
+                left_out.insert(target.to_owned());
+            }
+        }
+    }
+    let gone: BTreeSet<&str> = left_out.iter().map(String::as_str).collect();
+    let mut plan = BookPlan::default();
+    let kept_summary: String = summary
+        .split_inclusive('\n')
+        .filter(|l| !link_targets(l).iter().any(|t| gone.contains(t)))
+        .collect();
+    plan.changed.insert(summary_path.clone(), kept_summary);
+    let mut errors = Vec::new();
+    for f in files.iter().filter(|f| f.ends_with(".md")) {
+        let Some(name) = f.strip_prefix(&format!("{src}/")) else {
+            continue;
+        };
+        if gone.contains(name) {
+            plan.left_out.push(f.clone());
+            continue;
+        }
+        if *f == summary_path {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(root.join(f)) else {
+            continue;
+        };
+        for inc in includes(&text) {
+            if let Some(why) = include_answer(root, f, &inc, answers) {
+                let part = inc.part.map(|p| format!(":{p}")).unwrap_or_default();
+                errors.push(format!(
+                    "{f}: {{{{#include {}{part}}}}} shows {why}; a chapter students get must not \
+                     (move it to the chapter's solution page)",
+                    inc.file
+                ));
+            }
+        }
+        let new = unlink(&text, &gone);
+        if new != text {
+            plan.changed.insert(f.clone(), new);
+        }
+    }
+    if !errors.is_empty() {
+        bail!(
+            "the book shows answers outside its solution pages:\n  {}",
+            errors.join("\n  ")
+        );
+    }
+    Ok(plan)
+}
+
+/// The book's source folder (`[book] src` of `book.toml`), relative to
+/// the root.
+fn book_src(root: &Path) -> String {
+    fs::read_to_string(root.join("book.toml"))
+        .ok()
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| {
+            t.get("book")?
+                .get("src")?
+                .as_str()
+                .map(|s| s.trim_end_matches('/').to_owned())
+        })
+        .unwrap_or_else(|| "book/src".to_owned())
+}
+
+/// Whether `rel` is exported at all.
+fn exported(rel: &str, answers: &Answers, book: &BookPlan) -> bool {
+    !LEFT_OUT.iter().any(|l| under(rel, l))
+        && !answers
+            .folders
+            .iter()
+            .any(|f| Path::new(rel).starts_with(f))
+        && !book.left_out.iter().any(|p| p == rel)
+}
+
+/// Writes the student repository of the course at `root` into `dir` (see
+/// the module docs), saying what it does through `say`. `tc` builds the
+/// reference modules; without it none are shipped.
+pub fn export(
+    root: &Path,
+    dir: &Path,
+    opts: &Options,
+    tc: Option<&Toolchain>,
+    say: &mut dyn FnMut(&str),
+) -> Result<Exported> {
+    ensure_empty(dir)?;
+    let course = gradedir::course_labs(root)?;
+    let answers = gradedir::answers(root, &course)?;
+    let files = course_files(root)?;
+    let book = plan_book(root, &files, &answers)?;
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut done = Exported::default();
+    let skeletons: BTreeMap<String, &String> = answers
+        .skeletons
+        .iter()
+        .map(|(p, t)| (p.to_string_lossy().replace('\\', "/"), t))
+        .collect();
+    say(&format!(
+        "export: {} course files; leaving out {}",
+        files.len(),
+        LEFT_OUT
+            .iter()
+            .map(|s| s.to_string())
+            .chain(answers.folders.iter().map(|f| f.display().to_string()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    for rel in files.iter().filter(|f| exported(f, &answers, &book)) {
+        let (src, dst) = (root.join(rel), dir.join(rel));
+        if let Some(parent) = dst.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        let meta = fs::symlink_metadata(&src)?;
+        if meta.file_type().is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(&src)?, &dst)?;
+            continue;
+        }
+        if let Some(text) = skeletons.get(rel) {
+            fs::write(&dst, text)?;
+            done.skeletons.push(rel.clone());
+            say(&format!("export: {rel} in skeleton form"));
+        } else if let Some(text) = book.changed.get(rel) {
+            fs::write(&dst, text)?;
+        } else if rel == "Cargo.toml" {
+            // Written last: it lists the packages left.
+            continue;
+        } else {
+            fs::copy(&src, &dst)
+                .with_context(|| format!("cannot copy {} to {}", src.display(), dst.display()))?;
+            // Cargo compares sources' times with a seeded target's.
+            if let Ok(time) = meta.modified() {
+                let _ = fs::File::options()
+                    .write(true)
+                    .open(&dst)
+                    .and_then(|f| f.set_modified(time));
+            }
+        }
+        done.files += 1;
+        done.bytes += fs::metadata(&dst).map_or(0, |m| m.len());
+    }
+    if let Ok(text) = fs::read_to_string(root.join("Cargo.toml")) {
+        let manifest = gradedir::workspace_manifest(&text, dir, true);
+        fs::write(dir.join("Cargo.toml"), manifest)?;
+        done.files += 1;
+    }
+    done.pages_left_out = book.left_out.clone();
+    say(&format!(
+        "export: the book without {} solution pages",
+        book.left_out.len()
+    ));
+    fs::write(
+        dir.join(STUDENT_COURSE),
+        "# A student repository, written by `checker export-course` from the course's\n\
+         # full repository: the labs have no solution folder, and the checker refuses\n\
+         # --solution here. Your instructor grades from the full repository.\n",
+    )?;
+    let gitignore = dir.join(".gitignore");
+    let mut ignore = fs::read_to_string(&gitignore).unwrap_or_default();
+    ignore.push_str("# The reference modules the differential steps load (checker export-course)\n!/labs/*/reference/*.ko\n");
+    fs::write(&gitignore, ignore)?;
+    if let Some(tc) = tc {
+        for lab in course.values().filter(|l| l.has_differential()) {
+            let wanted = opts
+                .references
+                .as_ref()
+                .is_none_or(|only| only.contains(&lab.name));
+            if !wanted {
+                continue;
+            }
+            let started = Instant::now();
+            let to = dir.join("labs").join(&lab.name).join(REFERENCE_DIR);
+            let log = root
+                .join("target/checker/export")
+                .join(format!("{}-reference.log", lab.name));
+            fs::create_dir_all(log.parent().expect("a log has a folder"))?;
+            crate::run::build_reference(lab, tc, &to, &log)?;
+            fs::write(to.join("ABI"), format!("{}\n", tc.abi))?;
+            say(&format!(
+                "export: {} reference modules built for {} ({:.1} s)",
+                lab.name,
+                tc.abi,
+                started.elapsed().as_secs_f64()
+            ));
+            done.references.push(lab.name.clone());
+        }
+    }
+    let leaks = audit(root, &files, &answers, &book, dir)?;
+    if !leaks.is_empty() {
+        bail!(
+            "{} holds answers (left for you to look at):\n  {}",
+            dir.display(),
+            leaks.join("\n  ")
+        );
+    }
+    say(&format!(
+        "export: audit: no marker and no line of an answer in {}",
+        dir.display()
+    ));
+    Ok(done)
+}
+
+/// Whether a trimmed line is long enough to tell an answer by.
+fn telling(line: &str) -> bool {
+    line.chars().filter(|c| c.is_alphanumeric()).count() >= 12
+}
+
+/// The lines of an answer (trimmed) that the course at `root` has nowhere
+/// but in its answers: a solution folder's files, the solution regions of
+/// a driver that is a lab's solution, the book's pages left out, and
+/// [`LEFT_OUT`].
+pub fn distinctive_lines(
+    root: &Path,
+    files: &[String],
+    answers: &Answers,
+    book: &BookPlan,
+) -> Result<HashSet<String>> {
+    let mut answer = HashSet::new();
+    let mut elsewhere = HashSet::new();
+    let skeletons: BTreeMap<&Path, &String> = answers
+        .skeletons
+        .iter()
+        .map(|(p, t)| (p.as_path(), t))
+        .collect();
+    for rel in files {
+        let Ok(text) = fs::read_to_string(root.join(rel)) else {
+            continue;
+        };
+        let path = Path::new(rel);
+        if answers.folders.iter().any(|f| path.starts_with(f)) {
+            answer.extend(text.lines().map(|l| l.trim().to_owned()));
+        } else if let Some(skel) = skeletons.get(path) {
+            let flags = skeleton::region_lines(&text);
+            for (line, inside) in text.lines().zip(flags) {
+                if inside {
+                    answer.insert(line.trim().to_owned());
+                }
+            }
+            elsewhere.extend(skel.lines().map(|l| l.trim().to_owned()));
+        } else if exported(rel, answers, book) {
+            elsewhere.extend(text.lines().map(|l| l.trim().to_owned()));
+        }
+    }
+    Ok(answer
+        .into_iter()
+        .filter(|l| telling(l) && !elsewhere.contains(l))
+        .collect())
+}
+
+/// What of an answer the tree at `dir` holds: each marker line and each
+/// line that [`distinctive_lines`] finds, as `path:line: what`.
+pub fn audit(
+    root: &Path,
+    files: &[String],
+    answers: &Answers,
+    book: &BookPlan,
+    dir: &Path,
+) -> Result<Vec<String>> {
+    let distinctive = distinctive_lines(root, files, answers, book)?;
+    let mut found = Vec::new();
+    let mut exported = Vec::new();
+    walk_all(dir, Path::new(""), &mut exported)?;
+    for rel in exported {
+        let Ok(text) = fs::read_to_string(dir.join(&rel)) else {
+            continue; // not text: the reference modules
+        };
+        for (i, line) in text.lines().enumerate() {
+            if skeleton::is_marker(line) {
+                found.push(format!("{rel}:{}: a TODO marker", i + 1));
+            } else if distinctive.contains(line.trim()) {
+                found.push(format!(
+                    "{rel}:{}: a line of an answer: {}",
+                    i + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Every file under `dir/rel` but `.git` and `target/`.
+fn walk_all(dir: &Path, rel: &Path, out: &mut Vec<String>) -> Result<()> {
+    for entry in fs::read_dir(dir.join(rel))? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if rel.as_os_str().is_empty() && (name == ".git" || name == "target") {
+            continue;
+        }
+        let path = rel.join(&name);
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            walk_all(dir, &path, out)?;
+        } else if kind.is_file() {
+            out.push(path.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    Ok(())
+}
+
+/// `checker export-course --audit DIR`: [`audit`] of a tree exported from
+/// the course at `root` (for `make export-check`).
+pub fn audit_cmd(root: &Path, dir: &Path) -> Result<Vec<String>> {
+    let course = gradedir::course_labs(root)?;
+    let answers = gradedir::answers(root, &course)?;
+    let files = course_files(root)?;
+    let book = plan_book(root, &files, &answers)?;
+    audit(root, &files, &answers, &book, dir)
+}
