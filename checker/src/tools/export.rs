@@ -50,9 +50,14 @@ pub const STUDENT_COURSE: &str = crate::spec::lab::STUDENT_COURSE;
 pub const REFERENCE_DIR: &str = crate::spec::lab::REFERENCE_DIR;
 
 /// Course paths never exported: CI (it runs the full repository's
-/// checks), the checker's broken-module fixtures and its tests (both hold
+/// checks; `.github/classroom/` stays, for a Classroom starter repository), the checker's broken-module fixtures and its tests (both hold
 /// copies of answers, and need the solutions).
-pub const LEFT_OUT: [&str; 4] = [".github", ".ci", "checker/fixtures", "checker/tests"];
+pub const LEFT_OUT: [&str; 4] = [
+    ".github/workflows",
+    ".ci",
+    "checker/fixtures",
+    "checker/tests",
+];
 
 /// What to export.
 #[derive(Debug, Clone, Default)]
@@ -99,7 +104,7 @@ pub fn ensure_empty(dir: &Path) -> Result<()> {
 /// The files of the course at `root`, relative and `/`-separated: those
 /// git tracks that exist in the working tree (so build output and
 /// generated files stay out), else, outside git, every file but build
-/// output, hidden files and `target/`.
+/// output, `.git`, `target/`, `node_modules/` and `book/build/`.
 pub fn course_files(root: &Path) -> Result<Vec<String>> {
     let out = Command::new("git")
         .arg("-C")
@@ -131,9 +136,10 @@ fn walk(root: &Path, rel: &Path, out: &mut Vec<String>) -> Result<()> {
     for entry in fs::read_dir(root.join(rel))? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.')
+        if name == ".git"
             || gradedir::is_build_output(&name)
-            || (rel.as_os_str().is_empty() && matches!(name.as_str(), "node_modules" | "build"))
+            || (rel.as_os_str().is_empty() && name == "node_modules")
+            || (rel == Path::new("book") && name == "build")
         {
             continue;
         }
@@ -256,6 +262,16 @@ fn include_answer(
     shows_region(&text, included_lines(&text, inc.part)).then_some("a solution region")
 }
 
+/// Whether the file an include of `page` names is not in [`LEFT_OUT`] (an
+/// instructors' page may show a test's snapshot); an answer's file is
+/// [`include_answer`]'s.
+fn include_exported(page: &str, inc: &Include<'_>) -> bool {
+    let page_dir = Path::new(page).parent().unwrap_or(Path::new(""));
+    let rel = lexical(&page_dir.join(inc.file));
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    !LEFT_OUT.iter().any(|l| under(&rel, l))
+}
+
 /// The file names of markdown links in `line`: `[text](target)`.
 fn link_targets(line: &str) -> Vec<&str> {
     line.match_indices("](")
@@ -294,7 +310,8 @@ fn unlink(text: &str, gone: &BTreeSet<&str>) -> String {
 
 /// The book of the course at `root` (whose files are `files`) without its
 /// solution pages: a page of `SUMMARY.md` is left out when its name ends
-/// in `-solution.md` or an include of it shows an answer. A page that
+/// in `-solution.md`, an include of it shows an answer, or one names a
+/// file not exported (the instructors' page shows the checker's tests). A page that
 /// stays and shows an answer is an error naming the page and the include.
 pub fn plan_book(root: &Path, files: &[String], answers: &Answers) -> Result<BookPlan> {
     let src = book_src(root);
@@ -309,10 +326,10 @@ pub fn plan_book(root: &Path, files: &[String], answers: &Answers) -> Result<Boo
             let Ok(text) = fs::read_to_string(root.join(&page)) else {
                 continue;
             };
-            let shows = includes(&text)
+            let needs_left_out = includes(&text)
                 .iter()
-                .any(|inc| include_answer(root, &page, inc, answers).is_some());
-            if target.ends_with("-solution.md") || shows {
+                .any(|inc| !include_exported(&page, inc));
+            if target.ends_with("-solution.md") || needs_left_out {
                 left_out.insert(target.to_owned());
             }
         }
@@ -574,6 +591,7 @@ pub fn audit(
     let mut found = Vec::new();
     let mut exported = Vec::new();
     walk_all(dir, Path::new(""), &mut exported)?;
+    exported.sort();
     for rel in exported {
         let Ok(text) = fs::read_to_string(dir.join(&rel)) else {
             continue; // not text: the reference modules
@@ -620,4 +638,253 @@ pub fn audit_cmd(root: &Path, dir: &Path) -> Result<Vec<String>> {
     let files = course_files(root)?;
     let book = plan_book(root, &files, &answers)?;
     audit(root, &files, &answers, &book, dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LAB: &str = "title='t'\nchapter='c.md'\nmodules=['m']\nstudent=['src/lib.rs']\n\
+                       [[step]]\nname='a'\nrun='true'\n";
+    const DRIVER_LAB: &str = "title='t'\nchapter='c.md'\nmodules=['m']\nstudent=['src/alloc.rs']\n\
+                              solution_dir='../../drivers/binder'\n[[step]]\nname='a'\nrun='true'\n";
+    /// The driver's student file: a region, an anchor around it, and one
+    /// outside it.
+    const ALLOC: &str = "// ANCHOR: head\nfn head() {}\n// ANCHOR_END: head\n\
+                         // ANCHOR: alloc\nfn alloc() {\n    // TODO-BEGIN\n    \
+                         let offset = self.free_by_size.lower_bound(size)?;\n    \
+                         // TODO-ELSE\n    // // TODO: find a free buffer.\n    \
+                         // TODO-END\n}\n// ANCHOR_END: alloc\n";
+
+    /// A course with a lab (solution folder), a lab built against a
+    /// driver, and a book with chapters and solution pages.
+    fn course(extra: &[(&str, &str)]) -> tempfile::TempDir {
+        let d = crate::testutil::tree(&[
+            (
+                "Cargo.toml",
+                "[workspace]\nmembers = [\n    \"checker\",\n    \"labs/lab-01\",\n    \
+                 \"labs/lab-01/solution\",\n    \"checker/fixtures/x\",\n    \"kernel-crate/soundness/*\",\n]\n",
+            ),
+            ("checker/Cargo.toml", "[package]\n"),
+            ("checker/fixtures/x/Cargo.toml", "[package]\n"),
+            ("checker/tests/snap.txt", "snapshot\n"),
+            ("kernel-crate/soundness/life/lab.toml", "x\n"),
+            ("labs/lab-01/Cargo.toml", "[package]\n"),
+            ("labs/lab-01/lab.toml", LAB),
+            ("labs/lab-01/src/lib.rs", "// TODO: greet.\n"),
+            ("labs/lab-01/expected/01-a.txt", "ok\n"),
+            ("labs/lab-01/solution/Cargo.toml", "[package]\n"),
+            (
+                "labs/lab-01/solution/src/lib.rs",
+                "// TODO-BEGIN\npr_info!(\"Hello from the answer, world\");\n// TODO-END\n",
+            ),
+            ("labs/lab-10/lab.toml", DRIVER_LAB),
+            ("labs/lab-10/src/alloc.rs", "// TODO: find a free buffer.\n"),
+            ("drivers/binder/src/alloc.rs", ALLOC),
+            ("book.toml", "[book]\nsrc = \"book/src\"\n"),
+            (
+                "book/src/SUMMARY.md",
+                "# Summary\n\n- [First](first.md)\n  - [Solution](first-solution.md)\n\
+                 - [Binder](binder.md)\n  - [Answer](binder-solution.md)\n[Teach](teach.md)\n",
+            ),
+            (
+                "book/src/first.md",
+                "# First\n\nSee the [solution page](first-solution.md#top) after it, \
+                 or [Binder](binder.md).\n",
+            ),
+            (
+                "book/src/first-solution.md",
+                "{{#include ../../labs/lab-01/solution/src/lib.rs}}\n",
+            ),
+            (
+                "book/src/binder.md",
+                "{{#include ../../drivers/binder/src/alloc.rs:head}}\n",
+            ),
+            (
+                "book/src/binder-solution.md",
+                "{{#include ../../drivers/binder/src/alloc.rs:alloc}}\n",
+            ),
+            ("book/src/teach.md", "{{#include ../../checker/tests/snap.txt}}\n"),
+            (".github/workflows/ci.yml", "on: push\n"),
+            (".github/classroom/classroom.yml", "on: push\n"),
+        ]);
+        crate::testutil::write(d.path(), extra);
+        d
+    }
+
+    fn export_of(root: &Path) -> (tempfile::TempDir, Exported) {
+        let out = tempfile::tempdir().unwrap();
+        let dir = out.path().join("students");
+        let done = export(root, &dir, &Options::default(), None, &mut |_| {}).unwrap();
+        (out, done)
+    }
+
+    #[test]
+    fn includes_and_their_lines() {
+        let page = "a {{#include ../x.rs:alloc}} b {{#rustdoc_include y.rs}} {{#title T}}";
+        assert_eq!(
+            includes(page),
+            [
+                Include {
+                    file: "../x.rs",
+                    part: Some("alloc")
+                },
+                Include {
+                    file: "y.rs",
+                    part: None
+                }
+            ]
+        );
+        assert_eq!(included_lines(ALLOC, Some("head")), 0..2);
+        assert_eq!(included_lines(ALLOC, Some("alloc")), 3..11);
+        assert_eq!(included_lines(ALLOC, Some("2:3")), 1..3);
+        assert_eq!(included_lines(ALLOC, Some("6")), 5..6);
+        assert_eq!(included_lines(ALLOC, Some("missing")), 0..0);
+        assert!(!shows_region(ALLOC, included_lines(ALLOC, Some("head"))));
+        assert!(shows_region(ALLOC, included_lines(ALLOC, Some("alloc"))));
+        // A range that starts inside a region, after its TODO-BEGIN.
+        assert!(shows_region(ALLOC, included_lines(ALLOC, Some("7:7"))));
+        assert!(!shows_region(ALLOC, included_lines(ALLOC, Some("11:"))));
+    }
+
+    #[test]
+    fn links_to_pages_left_out_become_text() {
+        let gone = BTreeSet::from(["s.md"]);
+        assert_eq!(
+            unlink("see [the answer](s.md#x), [kept](k.md) [x](s.md)", &gone),
+            "see the answer, [kept](k.md) x"
+        );
+    }
+
+    #[test]
+    fn the_book_loses_its_solution_pages_only() {
+        let d = course(&[]);
+        let root = d.path();
+        let files = course_files(root).unwrap();
+        let answers = gradedir::answers(root, &gradedir::course_labs(root).unwrap()).unwrap();
+        let plan = plan_book(root, &files, &answers).unwrap();
+        // By name, by what it includes, and by including what is not exported.
+        assert_eq!(
+            plan.left_out,
+            [
+                "book/src/binder-solution.md",
+                "book/src/first-solution.md",
+                "book/src/teach.md"
+            ]
+        );
+        assert_eq!(
+            plan.changed["book/src/SUMMARY.md"],
+            "# Summary\n\n- [First](first.md)\n- [Binder](binder.md)\n"
+        );
+        assert_eq!(
+            plan.changed["book/src/first.md"],
+            "# First\n\nSee the solution page after it, or [Binder](binder.md).\n"
+        );
+    }
+
+    #[test]
+    fn a_chapter_that_shows_an_answer_stops_the_export() {
+        let d = course(&[(
+            "book/src/binder.md",
+            "{{#include ../../drivers/binder/src/alloc.rs:alloc}}\n{{#include ../../labs/lab-01/solution/src/lib.rs:2:2}}\n",
+        )]);
+        let files = course_files(d.path()).unwrap();
+        let answers =
+            gradedir::answers(d.path(), &gradedir::course_labs(d.path()).unwrap()).unwrap();
+        let err = plan_book(d.path(), &files, &answers)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("book/src/binder.md: {{#include ../../drivers/binder/src/alloc.rs:alloc}} shows a solution region")
+                && err.contains("book/src/binder.md: {{#include ../../labs/lab-01/solution/src/lib.rs:2:2}} shows a reference solution's file"),
+            "{err}"
+        );
+        // A page outside SUMMARY that is still exported may not show one.
+        let d = course(&[(
+            "book/src/notes.md",
+            "{{#include ../../drivers/binder/src/alloc.rs:5:7}}\n",
+        )]);
+        let files = course_files(d.path()).unwrap();
+        let err = plan_book(d.path(), &files, &answers)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("book/src/notes.md: {{#include ../../drivers/binder/src/alloc.rs:5:7}} shows a solution region"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_export_holds_skeletons_and_no_answer() {
+        let d = course(&[]);
+        let (out, done) = export_of(d.path());
+        let dir = out.path().join("students");
+        assert!(!dir.join("labs/lab-01/solution").exists());
+        assert!(dir.join("labs/lab-01/expected/01-a.txt").is_file());
+        assert!(!dir.join("checker/tests").exists());
+        assert!(!dir.join("checker/fixtures").exists());
+        assert!(!dir.join(".github/workflows").exists());
+        assert!(dir.join(".github/classroom/classroom.yml").is_file());
+        assert!(!dir.join("book/src/first-solution.md").exists());
+        assert!(dir.join(STUDENT_COURSE).is_file());
+        assert_eq!(done.skeletons, ["drivers/binder/src/alloc.rs"]);
+        assert_eq!(
+            fs::read_to_string(dir.join("drivers/binder/src/alloc.rs")).unwrap(),
+            "// ANCHOR: head\nfn head() {}\n// ANCHOR_END: head\n// ANCHOR: alloc\n\
+             fn alloc() {\n    // TODO: find a free buffer.\n}\n// ANCHOR_END: alloc\n"
+        );
+        let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        assert!(
+            manifest
+                .contains("members = [\"checker\", \"labs/lab-01\", \"kernel-crate/soundness/*\"]"),
+            "{manifest}"
+        );
+        assert!(fs::read_to_string(dir.join(".gitignore"))
+            .unwrap()
+            .contains("!/labs/*/reference/*.ko"));
+    }
+
+    #[test]
+    fn the_audit_finds_an_answer_put_back() {
+        let d = course(&[]);
+        let (out, _) = export_of(d.path());
+        let dir = out.path().join("students");
+        let audit_of = || audit_cmd(d.path(), &dir).unwrap();
+        assert_eq!(audit_of(), Vec::<String>::new());
+        // A line of the lab's solution, and of the driver's region.
+        fs::write(
+            dir.join("labs/lab-01/src/lib.rs"),
+            "pr_info!(\"Hello from the answer, world\");\n",
+        )
+        .unwrap();
+        fs::write(
+            dir.join("notes.txt"),
+            "x\n  let offset = self.free_by_size.lower_bound(size)?;\n    // TODO-END\n",
+        )
+        .unwrap();
+        assert_eq!(
+            audit_of(),
+            [
+                "labs/lab-01/src/lib.rs:1: a line of an answer: pr_info!(\"Hello from the answer, world\");",
+                "notes.txt:2: a line of an answer: let offset = self.free_by_size.lower_bound(size)?;",
+                "notes.txt:3: a TODO marker",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_folder_with_files_is_refused() {
+        let d = course(&[]);
+        let out = tempfile::tempdir().unwrap();
+        fs::write(out.path().join("x"), "").unwrap();
+        let err = export(d.path(), out.path(), &Options::default(), None, &mut |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is not empty"), "{err}");
+        assert_eq!(fs::read_dir(out.path()).unwrap().count(), 1);
+        // An empty one is fine.
+        let empty = tempfile::tempdir().unwrap();
+        ensure_empty(empty.path()).unwrap();
+        ensure_empty(&empty.path().join("new")).unwrap();
+    }
 }
