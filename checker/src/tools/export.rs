@@ -168,6 +168,9 @@ pub struct BookPlan {
     /// Pages written changed (SUMMARY.md, links to pages left out made
     /// plain text): path relative to the root, new text.
     pub changed: BTreeMap<String, String>,
+    /// Files under [`LEFT_OUT`] that a page kept includes: exported all
+    /// the same (the audit still reads them).
+    pub extra: BTreeSet<String>,
 }
 
 /// One `{{#include ...}}` (or `rustdoc_include`) of a page: the file,
@@ -262,14 +265,14 @@ fn include_answer(
     shows_region(&text, included_lines(&text, inc.part)).then_some("a solution region")
 }
 
-/// Whether the file an include of `page` names is not in [`LEFT_OUT`] (an
-/// instructors' page may show a test's snapshot); an answer's file is
-/// [`include_answer`]'s.
-fn include_exported(page: &str, inc: &Include<'_>) -> bool {
+/// The file an include of `page` names, relative to the root, if it is
+/// under [`LEFT_OUT`] (a chapter may show a fixture or a test's snapshot).
+fn left_out_include(page: &str, inc: &Include<'_>) -> Option<String> {
     let page_dir = Path::new(page).parent().unwrap_or(Path::new(""));
-    let rel = lexical(&page_dir.join(inc.file));
-    let rel = rel.to_string_lossy().replace('\\', "/");
-    !LEFT_OUT.iter().any(|l| under(&rel, l))
+    let rel = lexical(&page_dir.join(inc.file))
+        .to_string_lossy()
+        .replace('\\', "/");
+    LEFT_OUT.iter().any(|l| under(&rel, l)).then_some(rel)
 }
 
 /// The file names of markdown links in `line`: `[text](target)`.
@@ -323,13 +326,7 @@ pub fn plan_book(root: &Path, files: &[String], answers: &Answers) -> Result<Boo
     for line in summary.lines() {
         for target in link_targets(line) {
             let page = format!("{src}/{target}");
-            let Ok(text) = fs::read_to_string(root.join(&page)) else {
-                continue;
-            };
-            let needs_left_out = includes(&text)
-                .iter()
-                .any(|inc| !include_exported(&page, inc));
-            if target.ends_with("-solution.md") || needs_left_out {
+            if target.ends_with("-solution.md") && root.join(&page).is_file() {
                 left_out.insert(target.to_owned());
             }
         }
@@ -357,6 +354,9 @@ pub fn plan_book(root: &Path, files: &[String], answers: &Answers) -> Result<Boo
             continue;
         };
         for inc in includes(&text) {
+            if let Some(file) = left_out_include(f, &inc) {
+                plan.extra.insert(file);
+            }
             if let Some(why) = include_answer(root, f, &inc, answers) {
                 let part = inc.part.map(|p| format!(":{p}")).unwrap_or_default();
                 errors.push(format!(
@@ -397,7 +397,7 @@ fn book_src(root: &Path) -> String {
 
 /// Whether `rel` is exported at all.
 fn exported(rel: &str, answers: &Answers, book: &BookPlan) -> bool {
-    !LEFT_OUT.iter().any(|l| under(rel, l))
+    (book.extra.contains(rel) || !LEFT_OUT.iter().any(|l| under(rel, l)))
         && !answers
             .folders
             .iter()
@@ -477,7 +477,7 @@ pub fn export(
     }
     done.pages_left_out = book.left_out.clone();
     say(&format!(
-        "export: the book without {} solution pages",
+        "export: the book without its {} solution pages",
         book.left_out.len()
     ));
     fs::write(
@@ -668,6 +668,7 @@ mod tests {
             ("checker/Cargo.toml", "[package]\n"),
             ("checker/fixtures/x/Cargo.toml", "[package]\n"),
             ("checker/tests/snap.txt", "snapshot\n"),
+            ("checker/tests/other.txt", "not shown\n"),
             ("kernel-crate/soundness/life/lab.toml", "x\n"),
             ("labs/lab-01/Cargo.toml", "[package]\n"),
             ("labs/lab-01/lab.toml", LAB),
@@ -763,18 +764,18 @@ mod tests {
         let files = course_files(root).unwrap();
         let answers = gradedir::answers(root, &gradedir::course_labs(root).unwrap()).unwrap();
         let plan = plan_book(root, &files, &answers).unwrap();
-        // By name, by what it includes, and by including what is not exported.
         assert_eq!(
             plan.left_out,
-            [
-                "book/src/binder-solution.md",
-                "book/src/first-solution.md",
-                "book/src/teach.md"
-            ]
+            ["book/src/binder-solution.md", "book/src/first-solution.md"]
         );
         assert_eq!(
             plan.changed["book/src/SUMMARY.md"],
-            "# Summary\n\n- [First](first.md)\n- [Binder](binder.md)\n"
+            "# Summary\n\n- [First](first.md)\n- [Binder](binder.md)\n[Teach](teach.md)\n"
+        );
+        // What a chapter shows of the checker's tests goes with it.
+        assert_eq!(
+            plan.extra,
+            BTreeSet::from(["checker/tests/snap.txt".to_owned()])
         );
         assert_eq!(
             plan.changed["book/src/first.md"],
@@ -821,7 +822,8 @@ mod tests {
         let dir = out.path().join("students");
         assert!(!dir.join("labs/lab-01/solution").exists());
         assert!(dir.join("labs/lab-01/expected/01-a.txt").is_file());
-        assert!(!dir.join("checker/tests").exists());
+        assert!(!dir.join("checker/tests/other.txt").exists());
+        assert!(dir.join("checker/tests/snap.txt").is_file());
         assert!(!dir.join("checker/fixtures").exists());
         assert!(!dir.join(".github/workflows").exists());
         assert!(dir.join(".github/classroom/classroom.yml").is_file());
