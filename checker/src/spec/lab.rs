@@ -580,12 +580,14 @@ pub const GRADING_WORKSPACE: &str = ".grading-workspace";
 
 /// The file at the root of a student repository (`checker export-course`,
 /// see `tools::export`): a lab there has no solution folder, and one with
-/// differential steps has the reference's modules in [`REFERENCE_DIR`].
+/// differential steps has the reference's modules under [`REFERENCE_DIR`].
 pub const STUDENT_COURSE: &str = ".student-course";
 
-/// The folder of a student repository's lab holding the reference
-/// solution's modules and the kernel ABI they were built for (`ABI`).
-pub const REFERENCE_DIR: &str = "reference";
+/// The folder at a student repository's root holding, for each lab with
+/// differential steps, the reference solution's modules and the kernel ABI
+/// they were built for (`references/<lab>/`, `ABI`): outside the lab
+/// folder, which Kbuild's `make clean` empties of modules.
+pub const REFERENCE_DIR: &str = "references";
 
 /// A lab: its folder and its parsed description.
 #[derive(Debug, Clone)]

@@ -22,9 +22,10 @@
 //! - [`STUDENT_COURSE`] at the root, which tells the checker that the labs
 //!   have no solution folder (and refuses `--solution` there);
 //! - for each lab with differential steps, the reference solution's
-//!   compiled modules in `labs/<lab>/reference/` with the kernel ABI they
-//!   were built for (the steps load them next to the student's; a
-//!   different ABI on the student's machine is a clear error).
+//!   compiled modules in `references/<lab>/` with the kernel ABI they were
+//!   built for (the steps load them next to the student's; a different ABI
+//!   on the student's machine is a clear error). Not in the lab folder,
+//!   where Kbuild's `make clean` would delete them.
 //!
 //! Before it returns, [`audit`] reads every exported file for a marker
 //! line and for any line of an answer that the full course has nowhere
@@ -46,7 +47,8 @@ use crate::tools::skeleton;
 /// The file at a student repository's root (see [`crate::spec::lab`]).
 pub const STUDENT_COURSE: &str = crate::spec::lab::STUDENT_COURSE;
 
-/// Where a lab of a student repository keeps its reference modules.
+/// The folder of a student repository holding each lab's reference
+/// modules, `references/<lab>/`.
 pub const REFERENCE_DIR: &str = crate::spec::lab::REFERENCE_DIR;
 
 /// Course paths never exported: CI (it runs the full repository's
@@ -488,7 +490,10 @@ pub fn export(
     )?;
     let gitignore = dir.join(".gitignore");
     let mut ignore = fs::read_to_string(&gitignore).unwrap_or_default();
-    ignore.push_str("# The reference modules the differential steps load (checker export-course)\n!/labs/*/reference/*.ko\n");
+    ignore.push_str(
+        "# The reference modules the differential steps load (checker export-course)\n\
+         !/references/*/*.ko\n",
+    );
     fs::write(&gitignore, ignore)?;
     if let Some(tc) = tc {
         for lab in course.values().filter(|l| l.has_differential()) {
@@ -500,7 +505,7 @@ pub fn export(
                 continue;
             }
             let started = Instant::now();
-            let to = dir.join("labs").join(&lab.name).join(REFERENCE_DIR);
+            let to = dir.join(REFERENCE_DIR).join(&lab.name);
             let log = root
                 .join("target/checker/export")
                 .join(format!("{}-reference.log", lab.name));
@@ -643,6 +648,7 @@ pub fn audit_cmd(root: &Path, dir: &Path) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::lab::Lab;
 
     const LAB: &str = "title='t'\nchapter='c.md'\nmodules=['m']\nstudent=['src/lib.rs']\n\
                        [[step]]\nname='a'\nrun='true'\n";
@@ -843,7 +849,21 @@ mod tests {
         );
         assert!(fs::read_to_string(dir.join(".gitignore"))
             .unwrap()
-            .contains("!/labs/*/reference/*.ko"));
+            .contains("!/references/*/*.ko"));
+    }
+
+    /// The checker loads a lab there without its solution folder, and
+    /// only there.
+    #[test]
+    fn a_lab_of_the_export_loads_without_its_solution() {
+        let d = course(&[]);
+        let (out, _) = export_of(d.path());
+        let dir = out.path().join("students");
+        let lab = Lab::load(&dir.join("labs/lab-01")).unwrap();
+        assert!(lab.in_student_course() && !lab.solution_dir().exists());
+        fs::remove_file(dir.join(STUDENT_COURSE)).unwrap();
+        let err = Lab::load(&dir.join("labs/lab-01")).unwrap_err();
+        assert!(format!("{err:#}").contains("is not a folder"), "{err:#}");
     }
 
     #[test]
