@@ -367,11 +367,12 @@ fn resolve(
 /// differential steps (see `tools::export`), if they were built for the
 /// kernel `tc` builds for; else an error that says what to do.
 fn shipped_reference(lab: &Lab, tc: &Toolchain) -> Result<PathBuf> {
-    let dir = lab
-        .dir
-        .join("../..")
-        .join(lab::REFERENCE_DIR)
-        .join(&lab.name);
+    let dir = crate::spec::policy::lexical(
+        &lab.dir
+            .join("../..")
+            .join(lab::REFERENCE_DIR)
+            .join(&lab.name),
+    );
     let Ok(abi) = fs::read_to_string(dir.join("ABI")) else {
         anyhow::bail!(
             "{}: this student repository has no reference modules for the lab's differential \
