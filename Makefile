@@ -164,7 +164,7 @@ define export_course_into
 	mkdir -p target && dir=$$(mktemp -d -p $(CURDIR)/target export-XXXXXX) && \
 	trap 'if [ -d "$$dir/course/target" ]; then rm -rf "$(EXPORT_TARGET)"; mv "$$dir/course/target" "$(EXPORT_TARGET)"; fi; rm -rf "$$dir"' EXIT && \
 	$(CHECKER) export-course "$$dir/course" $(1) && \
-	if grep -rnE '^[[:space:]]*// TODO-(BEGIN|ELSE|END)' "$$dir/course"; then \
+	if grep -rnE '^[[:space:]]*// TODO-(BEGIN|ELSE|END)([[:space:]:]|$$)' "$$dir/course"; then \
 		echo "export-check: a TODO marker in the export"; exit 1; fi && \
 	if find "$$dir/course" -name solution | grep .; then \
 		echo "export-check: a solution folder in the export"; exit 1; fi && \

@@ -656,11 +656,13 @@ mod tests {
                               solution_dir='../../drivers/binder'\n[[step]]\nname='a'\nrun='true'\n";
     /// The driver's student file: a region, an anchor around it, and one
     /// outside it.
-    const ALLOC: &str = "// ANCHOR: head\nfn head() {}\n// ANCHOR_END: head\n\
-                         // ANCHOR: alloc\nfn alloc() {\n    // TODO-BEGIN\n    \
-                         let offset = self.free_by_size.lower_bound(size)?;\n    \
-                         // TODO-ELSE\n    // // TODO: find a free buffer.\n    \
-                         // TODO-END\n}\n// ANCHOR_END: alloc\n";
+    const ALLOC: &str = concat!(
+        "// ANCHOR: head\nfn head() {}\n// ANCHOR_END: head\n",
+        "// ANCHOR: alloc\nfn alloc() {\n    // TODO-BEGIN\n",
+        "    let offset = self.free_by_size.lower_bound(size)?;\n",
+        "    // TODO-ELSE\n    // // TODO: find a free buffer.\n",
+        "    // TODO-END\n}\n// ANCHOR_END: alloc\n",
+    );
 
     /// A course with a lab (solution folder), a lab built against a
     /// driver, and a book with chapters and solution pages.
