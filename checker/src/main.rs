@@ -493,13 +493,13 @@ fn sizes() -> Result<bool> {
 
 /// `checker bench-binder`.
 fn bench_binder(count: u32, rounds: u32, out: Option<PathBuf>) -> Result<bool> {
-    let opts = checker::tools::binderbench::Options { count, rounds, out };
+    let opts = checker::tools::binderbench::BinderBench { count, rounds, out };
     bench(|root, tc| checker::tools::binderbench::run(root, tc, &opts))
 }
 
 /// `checker bench-nvme`.
 fn bench_nvme(seconds: f64, rounds: u32, out: Option<PathBuf>) -> Result<bool> {
-    let opts = checker::tools::nvmebench::Options {
+    let opts = checker::tools::nvmebench::NvmeBench {
         seconds,
         rounds,
         out,

@@ -6,7 +6,7 @@
 
 use std::fs;
 
-use checker::batch::gradedir::{find_submissions, prepare_sources, Source};
+use checker::batch::gradedir::{find_submissions, prepare_sources, Form};
 
 use checker::tools::workspace::source_root as root;
 
@@ -26,8 +26,8 @@ fn every_submission_gets_its_verdict() {
     let mut out = String::new();
     for sub in find_submissions(&dir).expect("the submissions") {
         let form = match &sub.source {
-            Source::Tree(_) => "a folder",
-            Source::Patch(_) => "a patch",
+            Form::Tree(_) => "a folder",
+            Form::Patch(_) => "a patch",
         };
         let p = match prepare_sources(&root, &sub, work.path(), &[]) {
             Ok(p) => p,
@@ -65,7 +65,7 @@ fn every_submission_gets_its_verdict() {
         // And a student file taken is the student's (a patch's copy of
         // labs/ is gone once collected).
         match &sub.source {
-            Source::Tree(dir) => {
+            Form::Tree(dir) => {
                 for path in &p.files.taken {
                     assert_eq!(
                         fs::read(p.workspace.join(path)).ok(),
@@ -75,7 +75,7 @@ fn every_submission_gets_its_verdict() {
                     );
                 }
             }
-            Source::Patch(_) => {
+            Form::Patch(_) => {
                 assert!(!work.path().join(&sub.student).join("submitted").exists())
             }
         }

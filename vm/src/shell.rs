@@ -24,7 +24,7 @@ pub const READY: &str = "checker shell: ready";
 
 /// How an interactive guest is started.
 #[derive(Debug, Clone, Default)]
-pub struct Options<'a> {
+pub struct Session<'a> {
     /// Printed on the console before the shell's prompt.
     pub banner: &'a str,
     /// Kill QEMU after this long (scripted use); none for a person.
@@ -38,7 +38,7 @@ pub struct Options<'a> {
 /// Boots `guest` with a shell on the console of this process's terminal
 /// (or whatever its standard input and output are), and returns QEMU's
 /// exit status once the guest has powered off. `guest.steps` are not run.
-pub fn run(guest: &Guest, opts: &Options<'_>) -> Result<ExitStatus> {
+pub fn run(guest: &Guest, opts: &Session<'_>) -> Result<ExitStatus> {
     let tmp = tempfile::Builder::new()
         .prefix("checker-shell-")
         .tempdir()?;

@@ -60,12 +60,12 @@ pub struct Submission {
     /// Student name: the folder's name, or the patch's name without `.patch`.
     pub student: String,
     /// Where it is.
-    pub source: Source,
+    pub source: Form,
 }
 
 /// What a submission is.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Source {
+pub enum Form {
     /// A folder holding `labs/`.
     Tree(PathBuf),
     /// A patch against the course's tree.
@@ -108,7 +108,7 @@ pub fn find_submissions(dir: &Path) -> Result<Vec<Submission>> {
             }
             subs.push(Submission {
                 student: name,
-                source: Source::Tree(path),
+                source: Form::Tree(path),
             });
         } else if let Some(student) = name.strip_suffix(".patch").or(name.strip_suffix(".diff")) {
             if !is_student_name(student) {
@@ -119,7 +119,7 @@ pub fn find_submissions(dir: &Path) -> Result<Vec<Submission>> {
             }
             subs.push(Submission {
                 student: student.to_owned(),
-                source: Source::Patch(path),
+                source: Form::Patch(path),
             });
         }
     }
@@ -461,7 +461,7 @@ pub fn prepare_sources(
     fs::create_dir_all(&expected)?;
     let course = course_labs(root)?;
     let (submitted, changed): (PathBuf, Vec<Changed>) = match &sub.source {
-        Source::Tree(dir) => {
+        Form::Tree(dir) => {
             for d in [dir.clone(), dir.join("labs")] {
                 if fs::symlink_metadata(&d).is_ok_and(|m| m.file_type().is_symlink()) {
                     bail!("{}: a symbolic link, not a folder: refused", d.display());
@@ -469,7 +469,7 @@ pub fn prepare_sources(
             }
             (dir.clone(), changed_in_tree(root, dir)?)
         }
-        Source::Patch(patch) => {
+        Form::Patch(patch) => {
             let scratch = home.join("submitted");
             let changed = apply_patch(root, patch, &scratch).inspect_err(|_| {
                 let _ = fs::remove_dir_all(&scratch);
@@ -508,7 +508,7 @@ pub fn prepare_sources(
     files.ignored.sort();
     // What was not taken goes: a patch's copy of labs/ holds whatever the
     // patch wrote.
-    if let Source::Patch(_) = &sub.source {
+    if let Form::Patch(_) = &sub.source {
         fs::remove_dir_all(&submitted)
             .with_context(|| format!("cannot remove {}", submitted.display()))?;
     }
@@ -729,14 +729,14 @@ fn labs_submitted(
             let prefix = format!("labs/{}/", l.name);
             let changes = changed.iter().any(|c| c.path.starts_with(&prefix));
             match &sub.source {
-                Source::Tree(dir) => {
+                Form::Tree(dir) => {
                     let theirs = dir.join("labs").join(&l.name);
                     changes
                         || !lab::matching_files(&theirs, &l.config.student)
                             .unwrap_or_default()
                             .is_empty()
                 }
-                Source::Patch(_) => changes,
+                Form::Patch(_) => changes,
             }
         })
         .map(|l| l.name.clone())
@@ -1173,7 +1173,7 @@ mod tests {
         let subs = find_submissions(d.path()).unwrap();
         let names: Vec<_> = subs.iter().map(|s| s.student.as_str()).collect();
         assert_eq!(names, ["adam", "bea", "zoe"]);
-        assert!(matches!(subs[1].source, Source::Patch(_)));
+        assert!(matches!(subs[1].source, Form::Patch(_)));
         fs::create_dir_all(d.path().join("bad")).unwrap();
         let err = find_submissions(d.path()).unwrap_err().to_string();
         assert!(err.contains("must hold labs/"), "{err}");
@@ -1229,7 +1229,7 @@ mod tests {
         .unwrap();
         let sub = Submission {
             student: "mallory".into(),
-            source: Source::Patch(patch),
+            source: Form::Patch(patch),
         };
         let p = prepare_sources(&root, &sub, &work, &[]).unwrap();
         only_the_student_file_is_taken(
@@ -1297,7 +1297,7 @@ mod tests {
         .unwrap();
         let sub = Submission {
             student: "eve".into(),
-            source: Source::Patch(patch),
+            source: Form::Patch(patch),
         };
         let p = prepare_sources(&root, &sub, &d.path().join("work"), &[]).unwrap();
         assert!(p.files.taken.is_empty(), "{:?}", p.files);
@@ -1330,7 +1330,7 @@ mod tests {
         .unwrap();
         let sub = |name: &str, patch: &Path| Submission {
             student: name.into(),
-            source: Source::Patch(patch.to_path_buf()),
+            source: Form::Patch(patch.to_path_buf()),
         };
         let err = prepare_sources(&root, &sub("bin", &binary), &work, &[]).unwrap_err();
         assert!(err.to_string().contains("binary patch"), "{err:#}");
@@ -1395,7 +1395,7 @@ mod tests {
         let lab = tree.join("labs/lab-01");
         let sub = Submission {
             student: "alice".into(),
-            source: Source::Tree(tree.clone()),
+            source: Form::Tree(tree.clone()),
         };
         let p = prepare_sources(&root, &sub, &d.path().join("work"), &[]).unwrap();
         only_the_student_file_is_taken(
@@ -1444,7 +1444,7 @@ mod tests {
         );
         let sub = Submission {
             student: "bob".into(),
-            source: Source::Tree(tree),
+            source: Form::Tree(tree),
         };
         let p = prepare_sources(&root, &sub, &d.path().join("work"), &[]).unwrap();
         let notes = Notes::of(&p);

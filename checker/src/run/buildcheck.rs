@@ -30,7 +30,7 @@ pub struct Symbol {
 
 /// A forbidden symbol and the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
+pub struct ForbiddenSymbol {
     /// The symbol, demangled.
     pub symbol: String,
     /// Why it is forbidden.
@@ -49,7 +49,7 @@ pub enum Pattern {
 
 /// A forbidden-symbol rule.
 #[derive(Debug, Clone, Copy)]
-pub struct Rule {
+pub struct SymbolRule {
     /// What to look for.
     pub pattern: Pattern,
     /// Why a module must not contain it.
@@ -58,54 +58,54 @@ pub struct Rule {
 
 /// The rules, most specific first: a symbol is reported with the first rule
 /// it matches.
-pub const RULES: &[Rule] = &[
-    Rule {
+pub const RULES: &[SymbolRule] = &[
+    SymbolRule {
         pattern: Pattern::Contains("handle_alloc_error"),
         why: "the `alloc` crate's reaction to a failed allocation: it panics \
               instead of returning ENOMEM",
     },
-    Rule {
+    SymbolRule {
         pattern: Pattern::Contains("alloc_error_handler"),
         why: "the global allocation-failure handler: it panics instead of \
               returning ENOMEM",
     },
-    Rule {
+    SymbolRule {
         pattern: Pattern::Contains("__rdl_oom"),
         why: "the default allocation-failure handler: it panics instead of \
               returning ENOMEM",
     },
-    Rule {
+    SymbolRule {
         pattern: Pattern::Contains("__rg_oom"),
         why: "an `#[alloc_error_handler]`: allocation failures end in it \
               instead of returning ENOMEM",
     },
-    Rule {
+    SymbolRule {
         pattern: Pattern::Contains("capacity_overflow"),
         why: "panics when a collection's size overflows, instead of \
               returning ENOMEM",
     },
-    Rule {
+    SymbolRule {
         pattern: Pattern::Contains("__rust_alloc"),
         why: "the global allocator's entry point: the `alloc` crate's \
               infallible API (Box::new, Vec::push, format!) allocates \
               through it and panics when it fails",
     },
-    Rule {
+    SymbolRule {
         pattern: Pattern::Contains("__rust_realloc"),
         why: "the global allocator's entry point: the `alloc` crate's \
               infallible API allocates through it and panics when it fails",
     },
-    Rule {
+    SymbolRule {
         pattern: Pattern::Contains("__rust_dealloc"),
         why: "the global allocator's entry point: a sign that the `alloc` \
               crate, whose API allocates infallibly, is linked in",
     },
-    Rule {
+    SymbolRule {
         pattern: Pattern::Contains("__rdl_"),
         why: "the default global allocator of the `alloc` crate, whose API \
               allocates infallibly",
     },
-    Rule {
+    SymbolRule {
         pattern: Pattern::Crate("alloc"),
         why: "code of Rust's `alloc` crate, whose collections allocate \
               infallibly (a failure panics); use kernel::alloc (KBox, KVec, \
@@ -138,13 +138,13 @@ fn has_crate_path(demangled: &str, name: &str) -> bool {
 }
 
 /// The forbidden symbols among `symbols`, each reported once.
-pub fn check_symbols(symbols: &[Symbol]) -> Vec<Violation> {
-    let mut found: Vec<Violation> = Vec::new();
+pub fn check_symbols(symbols: &[Symbol]) -> Vec<ForbiddenSymbol> {
+    let mut found: Vec<ForbiddenSymbol> = Vec::new();
     // Section symbols (`.text.unlikely.<name>`) repeat a function's name.
     for symbol in symbols.iter().filter(|s| !s.raw.starts_with('.')) {
         if let Some(rule) = RULES.iter().find(|r| r.pattern.matches(symbol)) {
             if !found.iter().any(|v| v.symbol == symbol.demangled) {
-                found.push(Violation {
+                found.push(ForbiddenSymbol {
                     symbol: symbol.demangled.clone(),
                     why: rule.why,
                 });
@@ -198,14 +198,14 @@ fn run_nm(ko: &Path, demangle: bool) -> Result<String> {
 }
 
 /// The forbidden symbols of one module file.
-pub fn check_module(ko: &Path) -> Result<Vec<Violation>> {
+pub fn check_module(ko: &Path) -> Result<Vec<ForbiddenSymbol>> {
     let raw = run_nm(ko, false)?;
     let demangled = run_nm(ko, true)?;
     Ok(check_symbols(&parse_nm(&raw, &demangled)))
 }
 
 /// The report for a module with forbidden symbols.
-pub fn report(ko: &str, violations: &[Violation]) -> String {
+pub fn report(ko: &str, violations: &[ForbiddenSymbol]) -> String {
     let mut s = format!(
         "error: {ko} contains an allocation-failure panic path \
          (allocations must fail with ENOMEM, never panic):\n"

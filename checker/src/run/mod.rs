@@ -765,7 +765,7 @@ impl LabRun<'_> {
         let timeout = Duration::from_secs(self.timeout());
         let guest = self.guest(&ref_dir, accel, timeout, (devices, files))?;
         let banner = shell_banner(lab, &guest);
-        let opts = vm::shell::Options {
+        let opts = vm::shell::Session {
             banner: &banner,
             limit,
             script,

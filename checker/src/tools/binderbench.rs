@@ -43,7 +43,7 @@ fn device(driver: Driver) -> &'static str {
 
 /// What `checker bench-binder` was asked for.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub struct BinderBench {
     /// Calls per latency measurement (and per pair in the throughput
     /// run); the one-way flood sends ten times as many.
     pub count: u32,
@@ -55,7 +55,7 @@ pub struct Options {
 
 /// The numbers of one run on one device.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunResult {
+pub struct Measurement {
     /// Payload size -> (min, p50, p99) round trip in ns.
     pub latency: BTreeMap<usize, [u64; 3]>,
     /// Calls per second with [`PAIRS`] pairs.
@@ -84,8 +84,8 @@ pub fn script(device: &str, count: u32) -> String {
 
 /// Parses what [`script`] printed (`latency SIZE MIN P50 P99`,
 /// `throughput PAIRS CALLS_PER_S`, `oneway COUNT CALLS_PER_S`).
-pub fn parse(output: &str) -> Result<RunResult> {
-    let mut r = RunResult::default();
+pub fn parse(output: &str) -> Result<Measurement> {
+    let mut r = Measurement::default();
     for line in output.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         let num = |i: usize| -> Result<f64> {
@@ -116,13 +116,13 @@ pub fn parse(output: &str) -> Result<RunResult> {
 }
 
 /// One figure of a run.
-type Figure = fn(&RunResult) -> f64;
+type Figure = fn(&Measurement) -> f64;
 
 /// The runs of one round, in [`ABBA`] order.
-pub type Round = [RunResult; 4];
+pub type Round = [Measurement; 4];
 
 /// The sum of `figure` over the runs at positions `at` of every round.
-fn sum(rounds: &[Round], at: &[usize], figure: impl Fn(&RunResult) -> f64) -> f64 {
+fn sum(rounds: &[Round], at: &[usize], figure: impl Fn(&Measurement) -> f64) -> f64 {
     rounds
         .iter()
         .flat_map(|round| at.iter().map(|&i| figure(&round[i])))
@@ -136,7 +136,7 @@ fn runs_of(driver: Driver) -> Vec<usize> {
 
 /// Rust/C over all rounds, C/C (the C runs after the Rust ones against
 /// those before), and each round's Rust/C, of one figure.
-fn ratios(rounds: &[Round], figure: impl Fn(&RunResult) -> f64 + Copy) -> (f64, f64, String) {
+fn ratios(rounds: &[Round], figure: impl Fn(&Measurement) -> f64 + Copy) -> (f64, f64, String) {
     let (c, rust) = (runs_of(Driver::C), runs_of(Driver::Rust));
     let rust_c = ratio(sum(rounds, &rust, figure), sum(rounds, &c, figure));
     let noise = ratio(sum(rounds, &c[1..], figure), sum(rounds, &c[..1], figure));
@@ -148,7 +148,7 @@ fn ratios(rounds: &[Round], figure: impl Fn(&RunResult) -> f64 + Copy) -> (f64, 
 }
 
 /// The p50 round trip of `size` bytes in a run, ns.
-fn p50(size: usize) -> impl Fn(&RunResult) -> f64 + Copy {
+fn p50(size: usize) -> impl Fn(&Measurement) -> f64 + Copy {
     move |r| r.latency.get(&size).map_or(0, |l| l[1]) as f64
 }
 
@@ -246,7 +246,7 @@ pub fn build(root: &Path, tc: &Toolchain) -> Result<PathBuf> {
 
 /// The guest of a benchmark run: `binder_linux` from the kernel image and
 /// `rust_binder.ko`, a load step, then `rounds` ABBA rounds.
-fn guest(tc: &Toolchain, dir: &Path, accel: Accel, opts: &Options) -> Result<Guest> {
+fn guest(tc: &Toolchain, dir: &Path, accel: Accel, opts: &BinderBench) -> Result<Guest> {
     let image_modules = vm::image::guest_modules(&tc.modules_dir, &["binder_linux".into()])?;
     let mut steps = vec![Step {
         name: "load".into(),
@@ -288,7 +288,7 @@ fn guest(tc: &Toolchain, dir: &Path, accel: Accel, opts: &Options) -> Result<Gue
 
 /// Builds, boots, measures; writes the table and returns it with the
 /// five latency ratios first.
-pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
+pub fn run(root: &Path, tc: &Toolchain, opts: &BinderBench) -> Result<String> {
     let dir = build(root, tc)?;
     let (accel, why) = accel::choose(AccelChoice::Auto, &tc.vmlinuz, &tc.cache);
     let guest = guest(tc, &dir, accel, opts)?;
@@ -301,7 +301,7 @@ pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
     let load = format!("{load}, {}", bench::host_load());
     let mut rounds = Vec::new();
     for chunk in outputs[1..].chunks(ABBA.len()) {
-        let runs: Vec<RunResult> = chunk.iter().map(|o| parse(o)).collect::<Result<_>>()?;
+        let runs: Vec<Measurement> = chunk.iter().map(|o| parse(o)).collect::<Result<_>>()?;
         rounds.push(
             <Round>::try_from(runs)
                 .map_err(|_| anyhow::anyhow!("a round without its four runs"))?,

@@ -19,11 +19,11 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::{tools::probe, tools::setup};
-use Status::{Fail, Warn};
+use Health::{Fail, Warn};
 
 /// How one check went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub enum Health {
     /// Fine.
     Ok,
     /// Works, but could be better.
@@ -36,7 +36,7 @@ pub enum Status {
 #[derive(Debug, Clone)]
 pub struct Check {
     /// How it went.
-    pub status: Status,
+    pub status: Health,
     /// What was checked.
     pub what: String,
     /// What was found.
@@ -45,7 +45,7 @@ pub struct Check {
     pub fix: String,
 }
 
-fn check(status: Status, what: &str, found: impl Into<String>, fix: &str) -> Check {
+fn check(status: Health, what: &str, found: impl Into<String>, fix: &str) -> Check {
     Check {
         status,
         what: what.to_owned(),
@@ -78,7 +78,7 @@ fn host_tools() -> Vec<Check> {
     ]
     .into_iter()
     .map(|(tool, pkg)| match probe::version(tool) {
-        Some(version) => check(Status::Ok, tool, version, ""),
+        Some(version) => check(Health::Ok, tool, version, ""),
         None => check(
             Fail,
             tool,
@@ -101,7 +101,7 @@ fn busybox() -> Check {
             "dynamically linked: the guest has no libc",
             "apt-get install busybox-static",
         ),
-        probe::Busybox::Static => check(Status::Ok, "busybox", "static", ""),
+        probe::Busybox::Static => check(Health::Ok, "busybox", "static", ""),
     }
 }
 
@@ -115,7 +115,7 @@ fn debian_packages() -> Vec<Check> {
     if missing.is_empty() {
         let sets: Vec<_> = setup::PACKAGE_SETS.iter().map(|s| s.what).collect();
         let found = format!("installed ({})", sets.join(", "));
-        return vec![check(Status::Ok, "debian packages", found, "")];
+        return vec![check(Health::Ok, "debian packages", found, "")];
     }
     missing
         .into_iter()
@@ -177,7 +177,7 @@ fn kernel(cache: &Path) -> Vec<Check> {
 fn headers(kdir: &Path, abi: &str, release: Option<&str>) -> Check {
     match release {
         Some(r) => check(
-            Status::Ok,
+            Health::Ok,
             "kernel headers",
             format!("{} ({r})", kdir.display()),
             "",
@@ -205,7 +205,7 @@ fn guest_kernel(guest: &probe::GuestKernel, release: Option<&str>) -> Check {
     } else if let (Some(g), Some(h)) = (guest_release.as_deref(), release) {
         if g == h {
             check(
-                Status::Ok,
+                Health::Ok,
                 "guest kernel",
                 guest.vmlinuz.display().to_string(),
                 "",
@@ -220,7 +220,7 @@ fn guest_kernel(guest: &probe::GuestKernel, release: Option<&str>) -> Check {
         }
     } else {
         check(
-            Status::Ok,
+            Health::Ok,
             "guest kernel",
             guest.vmlinuz.display().to_string(),
             "",
@@ -260,7 +260,7 @@ fn rust() -> Vec<Check> {
         }
         Ok(sys) => sys,
     };
-    let mut v = vec![check(Status::Ok, "rustc", probe::rustc_version(), "")];
+    let mut v = vec![check(Health::Ok, "rustc", probe::rustc_version(), "")];
     let (components, target_missing) = probe::rust_missing(&sys);
     for component in probe::RUST_COMPONENTS {
         v.push(if components.contains(component) {
@@ -271,7 +271,7 @@ fn rust() -> Vec<Check> {
                 &format!("rustup component add {component} (in the project folder)"),
             )
         } else {
-            check(Status::Ok, component, "present", "")
+            check(Health::Ok, component, "present", "")
         });
     }
     let target = format!("target {}", probe::RUST_TARGET);
@@ -286,7 +286,7 @@ fn rust() -> Vec<Check> {
             ),
         )
     } else {
-        check(Status::Ok, &target, "present", "")
+        check(Health::Ok, &target, "present", "")
     });
     v
 }
@@ -313,10 +313,10 @@ fn kvm(cache: &Path) -> Check {
             "nothing to do on machines whose KVM hangs; elsewhere check `dmesg` for kvm errors",
         ),
         probe::Kvm::Opens(Some(vm::accel::Accel::Kvm)) => {
-            check(Status::Ok, "kvm", "usable (cached probe)", "")
+            check(Health::Ok, "kvm", "usable (cached probe)", "")
         }
         probe::Kvm::Opens(None) => check(
-            Status::Ok,
+            Health::Ok,
             "kvm",
             "/dev/kvm opens; the first lab run probes whether guests boot with it",
             "",
@@ -345,17 +345,17 @@ pub fn print(checks: &[Check]) -> bool {
     let width = checks.iter().map(|c| c.what.len()).max().unwrap_or(0);
     for c in checks {
         let word = match c.status {
-            Status::Ok => "ok",
-            Status::Warn => "WARN",
-            Status::Fail => "FAIL",
+            Health::Ok => "ok",
+            Health::Warn => "WARN",
+            Health::Fail => "FAIL",
         };
         println!("{word:<4} {:<width$}  {}", c.what, c.found);
         if !c.fix.is_empty() {
             println!("     {:<width$}  fix: {}", "", c.fix);
         }
     }
-    let fails = checks.iter().filter(|c| c.status == Status::Fail).count();
-    let warns = checks.iter().filter(|c| c.status == Status::Warn).count();
+    let fails = checks.iter().filter(|c| c.status == Health::Fail).count();
+    let warns = checks.iter().filter(|c| c.status == Health::Warn).count();
     println!("doctor: {fails} problem(s), {warns} warning(s)");
     fails == 0
 }

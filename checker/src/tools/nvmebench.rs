@@ -54,7 +54,7 @@ const DISK_MIB: u64 = 64;
 
 /// What `checker bench-nvme` was asked for.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub struct NvmeBench {
     /// Seconds per measurement.
     pub seconds: f64,
     /// ABBA rounds: short rounds one after another spread a burst of
@@ -241,7 +241,7 @@ fn guest(
     dir: &Path,
     disk: PathBuf,
     accel: vm::accel::Accel,
-    opts: &Options,
+    opts: &NvmeBench,
 ) -> Result<Guest> {
     let image_modules = vm::image::guest_modules(&tc.modules_dir, &["nvme".into()])?;
     let mut steps = vec![Step {
@@ -292,7 +292,7 @@ fn guest(
 
 /// Builds, boots, measures; writes the table and returns it with the
 /// ratios first.
-pub fn run(root: &Path, tc: &Toolchain, opts: &Options) -> Result<String> {
+pub fn run(root: &Path, tc: &Toolchain, opts: &NvmeBench) -> Result<String> {
     if !(opts.seconds > 0.0 && opts.seconds <= 60.0) {
         bail!("--seconds must be more than 0 and at most 60");
     }
