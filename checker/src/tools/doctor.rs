@@ -152,7 +152,7 @@ fn kernel(cache: &Path) -> Vec<Check> {
     let mut names = vec![format!("6.1: {abi} (default)")];
     names.extend(series.iter().map(|(s, a)| format!("{}: {a}", s.arg())));
     v.push(check(
-        Status::Ok,
+        Health::Ok,
         "guest kernels",
         names.join(", "),
         "`make lab-01 GUEST=6.12` downloads 6.12",
