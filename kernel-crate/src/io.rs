@@ -1,16 +1,17 @@
-//! Memory-mapped I/O: a PCI BAR mapped into the kernel's address space,
-//! with bounds-checked 32- and 64-bit register accesses.
+//! Memory-mapped I/O: a region of device registers mapped into the
+//! kernel's address space, with bounds-checked 32- and 64-bit accesses.
+//! Who maps the region (a PCI BAR: [`crate::pci::Bar`]) owns it and lends
+//! it out as an [`Io`]; this module knows nothing of buses.
 //!
-//! C headers: [`include/asm-generic/io.h`](https://elixir.bootlin.com/linux/v6.1/source/include/asm-generic/io.h)
-//! (`readl`, `writel`, `readq`, `writeq`),
-//! [`include/asm-generic/pci_iomap.h`](https://elixir.bootlin.com/linux/v6.1/source/include/asm-generic/pci_iomap.h)
+//! C header: [`include/asm-generic/io.h`](https://elixir.bootlin.com/linux/v6.1/source/include/asm-generic/io.h)
+//! (`readl`, `writel`, `readq`, `writeq`)
 //!
-//! A register at a constant offset is read with `bar.read32::<OFFSET>()`:
+//! A register at a constant offset is read with `io.read32::<OFFSET>()`:
 //! the offset is checked against `SIZE`, the length the driver asked for
-//! when it mapped the BAR, at compile time. An offset computed at run time
-//! (a doorbell `0x1000 + (2 * qid) << stride`) goes through
-//! `try_read32(offset)`, which checks it against the BAR's real length and
-//! returns `ERANGE` past it. Both also refuse misaligned offsets.
+//! when it mapped the region, at compile time. An offset computed at run
+//! time (a doorbell `0x1000 + (2 * qid) << stride`) goes through
+//! `try_read32(offset)`, which checks it against the region's real length
+//! and returns `ERANGE` past it. Both also refuse misaligned offsets.
 //!
 //! ```ignore
 //! // In a PCI driver's probe, with `pdev: &pci::Device`:
@@ -19,74 +20,93 @@
 //! bar.try_write32(0x1000 + 8, 1)?;
 //! ```
 
-use core::ffi::{c_int, c_void, CStr};
+use core::ffi::c_void;
 
 use crate::bindings;
 use crate::error::{code::ENODEV, code::ERANGE, Result};
-use crate::pci;
 
-// ANCHOR: bar
-/// A mapped memory BAR of a PCI function, at least `SIZE` bytes long.
-///
-/// Holds a reference on the function, its BAR claimed under the driver's
-/// name and the mapping; dropping it unmaps and releases the BAR.
+// ANCHOR: io_raw
+/// The address and length of a mapped register region, at least `SIZE`
+/// bytes long. It promises nothing about the mapping: only its owner
+/// (a [`crate::pci::Bar`]) knows how long it lives, and lends it out as
+/// an [`Io`] ([`Io::from_raw`]).
 ///
 /// # Invariants
 ///
-/// `addr` is the start of a mapping of BAR `bar` of `pdev` that is `len`
-/// bytes long, with `len >= SIZE`, and `bar` is claimed by this value.
-pub struct Bar<const SIZE: usize> {
-    pdev: pci::Device,
-    bar: u32,
+/// `len >= SIZE` and `len > 0`.
+pub struct IoRaw<const SIZE: usize> {
     addr: *mut c_void,
     len: usize,
 }
-// ANCHOR_END: bar
+// ANCHOR_END: io_raw
 
-// SAFETY: MMIO through `readl`/`writel` may be done from any thread; the
-// mapping is not tied to one.
-unsafe impl<const SIZE: usize> Send for Bar<SIZE> {}
-// SAFETY: every access is a single `readl`/`writel`-style instruction;
-// concurrent ones are the device's business, not a data race in memory.
-unsafe impl<const SIZE: usize> Sync for Bar<SIZE> {}
+// SAFETY: an address and a length; what they point at is only touched
+// through an `Io`, whose lender vouches for it.
+unsafe impl<const SIZE: usize> Send for IoRaw<SIZE> {}
+// SAFETY: as for `Send`: `&IoRaw` gives no access to the registers.
+unsafe impl<const SIZE: usize> Sync for IoRaw<SIZE> {}
 
-impl<const SIZE: usize> Bar<SIZE> {
-    /// Claims memory BAR `bar` of `pdev` under `name` and maps all of it.
-    /// `ENODEV` if the BAR is not memory or is shorter than `SIZE`.
-    pub(crate) fn map(pdev: &pci::Device, bar: u32, name: &'static CStr) -> Result<Self> {
-        let (len, is_mem) = pdev.resource(bar)?;
-        if !is_mem || len < SIZE || len == 0 {
+impl<const SIZE: usize> IoRaw<SIZE> {
+    /// The region of `len` bytes at `addr`; `ENODEV` if it is empty or
+    /// shorter than `SIZE`.
+    pub fn new(addr: *mut c_void, len: usize) -> Result<Self> {
+        if len < SIZE || len == 0 {
             return Err(ENODEV);
         }
-        // SAFETY: the function is alive (`pdev`); `bar` is 0..=5 (checked
-        // by `resource`), and `name` is `'static`, as the claim keeps it.
-        crate::error::to_result(unsafe {
-            bindings::pci_request_region(pdev.as_raw(), bar as c_int, name.as_ptr())
-        })?;
-        // SAFETY: as above; length 0 maps the whole BAR.
-        let addr = unsafe { bindings::pci_iomap(pdev.as_raw(), bar as c_int, 0) };
-        if addr.is_null() {
-            // SAFETY: claimed just above.
-            unsafe { bindings::pci_release_region(pdev.as_raw(), bar as c_int) };
-            return Err(ENODEV);
-        }
-        // INVARIANT: `addr` maps all `len >= SIZE` bytes of the claimed BAR.
-        Ok(Bar {
-            pdev: pdev.clone(),
-            bar,
-            addr,
-            len,
-        })
+        // INVARIANT: checked just above.
+        Ok(IoRaw { addr, len })
     }
 
-    /// The BAR's length in bytes (at least `SIZE`).
+    /// The start of the region.
+    pub fn addr(&self) -> *mut c_void {
+        self.addr
+    }
+
+    /// The region's length in bytes (at least `SIZE`).
     pub fn len(&self) -> usize {
         self.len
     }
 
-    /// Whether the BAR is empty: never, a mapped BAR has a length.
+    /// Whether the region is empty: never (type invariants).
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+// ANCHOR: io
+/// A mapped register region, at least `SIZE` bytes long, as its owner
+/// lends it: every access through it is inside the mapping.
+///
+/// # Invariants
+///
+/// The `IoRaw`'s `len` bytes at its `addr` are an MMIO mapping for as
+/// long as this value is borrowed.
+#[repr(transparent)]
+pub struct Io<const SIZE: usize>(IoRaw<SIZE>);
+// ANCHOR_END: io
+
+impl<const SIZE: usize> Io<SIZE> {
+    /// Lends `raw` as registers.
+    ///
+    /// # Safety
+    ///
+    /// `raw`'s `len` bytes at its `addr` must be an MMIO mapping (as
+    /// `ioremap` and `pci_iomap` return) that stays mapped for `'a`.
+    pub unsafe fn from_raw<'a>(raw: &'a IoRaw<SIZE>) -> &'a Self {
+        // SAFETY: `Io` is a `repr(transparent)` wrapper of `IoRaw`, so the
+        // cast keeps layout and lifetime. INVARIANT: the caller promises
+        // the mapping for `'a`.
+        unsafe { &*core::ptr::from_ref(raw).cast::<Self>() }
+    }
+
+    /// The region's length in bytes (at least `SIZE`).
+    pub fn len(&self) -> usize {
+        self.0.len
+    }
+
+    /// Whether the region is empty: never, a mapped region has a length.
+    pub fn is_empty(&self) -> bool {
+        self.0.len == 0
     }
 
     /// Whether an access of `width` bytes at `offset` stays inside `limit`
@@ -96,10 +116,10 @@ impl<const SIZE: usize> Bar<SIZE> {
     }
 
     /// The address of an access of `width` bytes at `offset`, checked
-    /// against the BAR's real length.
+    /// against the region's real length.
     fn checked(&self, offset: usize, width: usize) -> Result<*mut c_void> {
-        if Self::fits(offset, width, self.len) {
-            Ok(self.addr.wrapping_add(offset))
+        if Self::fits(offset, width, self.0.len) {
+            Ok(self.0.addr.wrapping_add(offset))
         } else {
             Err(ERANGE)
         }
@@ -111,19 +131,20 @@ impl<const SIZE: usize> Bar<SIZE> {
 macro_rules! accessors {
     ($ty:ty, $read:ident, $write:ident, $try_read:ident, $try_write:ident,
      $c_read:ident, $c_write:ident) => {
-        impl<const SIZE: usize> Bar<SIZE> {
+        impl<const SIZE: usize> Io<SIZE> {
             // ANCHOR: read
             #[doc = concat!("Reads the `", stringify!($ty), "` register at `OFFSET`, checked at compile time.")]
             pub fn $read<const OFFSET: usize>(&self) -> $ty {
                 const {
                     assert!(
                         Self::fits(OFFSET, size_of::<$ty>(), SIZE),
-                        "MMIO read past the BAR's size, or misaligned"
+                        "MMIO read past the region's size, or misaligned"
                     )
                 };
                 // SAFETY: `OFFSET + width <= SIZE <= len` (checked above and
-                // by the type invariants): the address is inside the mapping.
-                unsafe { bindings::$c_read(self.addr.wrapping_add(OFFSET)) }
+                // by `IoRaw`'s invariants), and the mapping lives while `self`
+                // is borrowed (type invariants).
+                unsafe { bindings::$c_read(self.0.addr.wrapping_add(OFFSET)) }
             }
             // ANCHOR_END: read
 
@@ -132,24 +153,26 @@ macro_rules! accessors {
                 const {
                     assert!(
                         Self::fits(OFFSET, size_of::<$ty>(), SIZE),
-                        "MMIO write past the BAR's size, or misaligned"
+                        "MMIO write past the region's size, or misaligned"
                     )
                 };
                 // SAFETY: as for the read.
-                unsafe { bindings::$c_write(value, self.addr.wrapping_add(OFFSET)) }
+                unsafe { bindings::$c_write(value, self.0.addr.wrapping_add(OFFSET)) }
             }
 
-            #[doc = concat!("Reads the `", stringify!($ty), "` register at `offset`; `ERANGE` past the BAR or misaligned.")]
+            #[doc = concat!("Reads the `", stringify!($ty), "` register at `offset`; `ERANGE` past the region or misaligned.")]
             pub fn $try_read(&self, offset: usize) -> Result<$ty> {
                 let addr = self.checked(offset, size_of::<$ty>())?;
-                // SAFETY: `checked` keeps the access inside the mapping.
+                // SAFETY: `checked` keeps the access inside the mapping,
+                // which lives while `self` is borrowed (type invariants).
                 Ok(unsafe { bindings::$c_read(addr) })
             }
 
-            #[doc = concat!("Writes the `", stringify!($ty), "` register at `offset`; `ERANGE` past the BAR or misaligned.")]
+            #[doc = concat!("Writes the `", stringify!($ty), "` register at `offset`; `ERANGE` past the region or misaligned.")]
             pub fn $try_write(&self, offset: usize, value: $ty) -> Result {
                 let addr = self.checked(offset, size_of::<$ty>())?;
-                // SAFETY: `checked` keeps the access inside the mapping.
+                // SAFETY: `checked` keeps the access inside the mapping,
+                // which lives while `self` is borrowed (type invariants).
                 unsafe { bindings::$c_write(value, addr) };
                 Ok(())
             }
@@ -175,14 +198,3 @@ accessors!(
     rust_helper_readq,
     rust_helper_writeq
 );
-
-impl<const SIZE: usize> Drop for Bar<SIZE> {
-    fn drop(&mut self) {
-        // SAFETY: the mapping and the claim are this value's (type
-        // invariants), undone once; `pdev` keeps the function alive.
-        unsafe {
-            bindings::pci_iounmap(self.pdev.as_raw(), self.addr);
-            bindings::pci_release_region(self.pdev.as_raw(), self.bar as c_int);
-        }
-    }
-}

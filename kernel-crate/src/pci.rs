@@ -10,6 +10,7 @@
 //! unbound (a `rmmod`, a sysfs `unbind`, hot removal).
 
 use core::ffi::{c_int, CStr};
+use core::ops::Deref;
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::pin::Pin;
@@ -20,7 +21,7 @@ use crate::bindings;
 use crate::device;
 use crate::error::{from_result, to_result, Error, Result};
 use crate::init::{pin_init_from_closure, Opaque, PinInit};
-use crate::io::Bar;
+use crate::io::{Io, IoRaw};
 use crate::module::ThisModule;
 use crate::unload::{self, Entry, Ops};
 
@@ -252,6 +253,86 @@ impl Drop for Device {
         // SAFETY: this value holds a reference (type invariants; the
         // borrowed ones are never dropped).
         unsafe { bindings::pci_dev_put(self.as_raw()) };
+    }
+}
+
+// ANCHOR: bar
+/// A mapped memory BAR of a PCI function, at least `SIZE` bytes long: its
+/// registers are an [`Io`] (`bar.read32::<OFFSET>()` through `Deref`).
+///
+/// Holds a reference on the function, its BAR claimed under the driver's
+/// name and the mapping; dropping it unmaps and releases the BAR.
+///
+/// # Invariants
+///
+/// `io` is the whole of a mapping (`pci_iomap`) of BAR `num` of `pdev`,
+/// and `num` is claimed by this value.
+pub struct Bar<const SIZE: usize> {
+    pdev: Device,
+    io: IoRaw<SIZE>,
+    num: u32,
+}
+// ANCHOR_END: bar
+
+impl<const SIZE: usize> Bar<SIZE> {
+    /// Claims memory BAR `num` of `pdev` under `name` and maps all of it.
+    /// `ENODEV` if the BAR is not memory or is shorter than `SIZE`.
+    fn map(pdev: &Device, num: u32, name: &'static CStr) -> Result<Self> {
+        let (len, is_mem) = pdev.resource(num)?;
+        if !is_mem || len < SIZE || len == 0 {
+            return Err(crate::error::code::ENODEV);
+        }
+        // SAFETY: the function is alive (`pdev`); `num` is 0..=5 (checked
+        // by `resource`), and `name` is `'static`, as the claim keeps it.
+        to_result(unsafe {
+            bindings::pci_request_region(pdev.as_raw(), num as c_int, name.as_ptr())
+        })?;
+        // SAFETY: as above; length 0 maps the whole BAR.
+        let addr = unsafe { bindings::pci_iomap(pdev.as_raw(), num as c_int, 0) };
+        let io = if addr.is_null() {
+            Err(crate::error::code::ENODEV)
+        } else {
+            IoRaw::new(addr, len)
+        };
+        let io = match io {
+            Ok(io) => io,
+            Err(e) => {
+                if !addr.is_null() {
+                    // SAFETY: mapped just above, unmapped once.
+                    unsafe { bindings::pci_iounmap(pdev.as_raw(), addr) };
+                }
+                // SAFETY: claimed just above.
+                unsafe { bindings::pci_release_region(pdev.as_raw(), num as c_int) };
+                return Err(e);
+            }
+        };
+        // INVARIANT: `io` is the whole mapping of the claimed BAR.
+        Ok(Bar {
+            pdev: pdev.clone(),
+            io,
+            num,
+        })
+    }
+}
+
+impl<const SIZE: usize> Deref for Bar<SIZE> {
+    type Target = Io<SIZE>;
+
+    fn deref(&self) -> &Io<SIZE> {
+        // SAFETY: `io` is mapped until `drop` (type invariants), which
+        // cannot run while `self` is borrowed.
+        unsafe { Io::from_raw(&self.io) }
+    }
+}
+
+impl<const SIZE: usize> Drop for Bar<SIZE> {
+    fn drop(&mut self) {
+        // SAFETY: the mapping and the claim are this value's (type
+        // invariants), undone once; `pdev` keeps the function alive.
+        unsafe {
+            bindings::pci_iounmap(self.pdev.as_raw(), self.io.addr());
+            bindings::pci_release_region(self.pdev.as_raw(), self.num as c_int);
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! The controller's registers (NVMe base specification 2.0, section 3.1)
 //! and what their fields mean.
 
-use kernel::io;
+use kernel::pci;
 
 // ANCHOR: bar
 /// The registers this driver reads at constant offsets, before the
@@ -9,7 +9,7 @@ use kernel::io;
 pub(crate) const REGS_SIZE: usize = 0x1000;
 
 /// BAR 0 mapped, with at least the register block.
-pub(crate) type Bar = io::Bar<REGS_SIZE>;
+pub(crate) type Bar = pci::Bar<REGS_SIZE>;
 // ANCHOR_END: bar
 
 /// Controller capabilities (64 bits).
