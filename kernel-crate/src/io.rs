@@ -91,11 +91,12 @@ impl<const SIZE: usize> Io<SIZE> {
     /// # Safety
     ///
     /// `raw`'s `len` bytes at its `addr` must be an MMIO mapping (as
-    /// `ioremap` and `pci_iomap` return) that stays mapped for `'a`.
-    pub unsafe fn from_raw<'a>(raw: &'a IoRaw<SIZE>) -> &'a Self {
+    /// `ioremap` and `pci_iomap` return) that stays mapped while the
+    /// returned reference lives.
+    pub unsafe fn from_raw(raw: &IoRaw<SIZE>) -> &Self {
         // SAFETY: `Io` is a `repr(transparent)` wrapper of `IoRaw`, so the
         // cast keeps layout and lifetime. INVARIANT: the caller promises
-        // the mapping for `'a`.
+        // the mapping while the reference lives.
         unsafe { &*core::ptr::from_ref(raw).cast::<Self>() }
     }
 

@@ -10,9 +10,9 @@
 //! unbound (a `rmmod`, a sysfs `unbind`, hot removal).
 
 use core::ffi::{c_int, CStr};
-use core::ops::Deref;
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
+use core::ops::Deref;
 use core::pin::Pin;
 use core::ptr::{addr_of, addr_of_mut, NonNull};
 

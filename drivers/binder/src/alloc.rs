@@ -12,23 +12,22 @@
 //! offset (best fit is a lower bound), so each operation takes `O(log n)`
 //! steps however many one-way calls are waiting.
 //!
-//! The allocator lives in its process's lock. It only hands out ranges:
-//! their pages (`Pages`) are allocated and mapped by the sender once it
-//! holds a buffer, without the lock; the driver writes a transaction's
-//! bytes through them, and the receiver reads them through its read-only
-//! mapping.
+//! The allocator only hands out ranges of offsets, and knows nothing of
+//! processes or pages: each allocated buffer carries a `T` for its user
+//! (the driver's: the node a transaction went to). It lives in its
+//! process's lock; the pages under a range (`page_range.rs`) are
+//! allocated and mapped by the sender once it holds a buffer, without
+//! the lock.
 
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, Reservation};
-use kernel::sync::Arc;
 
 use crate::defs::{align8, PTR_SIZE};
-use crate::process::Pages;
 
 // ANCHOR: buffer
 /// A piece of the mapping, free or holding one transaction; its offset
 /// is its key in the allocator's `buffers`.
-pub(crate) struct Buffer {
+pub(crate) struct Buffer<T> {
     pub(crate) free: bool,
     pub(crate) data_size: usize,
     pub(crate) offsets_size: usize,
@@ -36,48 +35,38 @@ pub(crate) struct Buffer {
     pub(crate) is_async: bool,
     /// The receiver may free it (it has read the transaction).
     pub(crate) allow_user_free: bool,
-    /// The node the transaction went to (`None` for a reply): a strong
-    /// reference on it is held until the buffer is freed.
-    pub(crate) target_node: Option<Arc<crate::process::Node>>,
+    /// What its user keeps with it until it is freed (for the driver,
+    /// the node a transaction went to, `None` for a reply).
+    pub(crate) data: Option<T>,
     /// An allocated buffer's node of `free_by_size`, kept for its `free`.
     pub(crate) free_node: Option<Reservation<(usize, usize), ()>>,
 }
 // ANCHOR_END: buffer
 
-/// A process's mapping and the buffers in it.
-pub(crate) struct Allocator {
-    /// The user address of the mapping.
-    pub(crate) base: usize,
-    pub(crate) size: usize,
-    pages: Arc<Pages>,
-    /// Every buffer, free or not, by offset: they tile the mapping.
-    buffers: RBTree<usize, Buffer>,
+/// The buffers of a range of `size` bytes (a process's mapping).
+pub(crate) struct Allocator<T> {
+    size: usize,
+    /// Every buffer, free or not, by offset: they tile the range.
+    buffers: RBTree<usize, Buffer<T>>,
     /// The free buffers by extent, then offset: best fit is the lower
     /// bound of `(size, 0)`.
     free_by_size: RBTree<(usize, usize), ()>,
     free_async_space: usize,
 }
 
-impl Allocator {
-    /// An allocator over `size` bytes at `base`, whose pages are `pages`,
-    /// or `ENOMEM`.
-    pub(crate) fn new(base: usize, size: usize, pages: Arc<Pages>) -> Result<Self> {
+impl<T> Allocator<T> {
+    /// An allocator over `size` bytes, one free buffer, or `ENOMEM`.
+    pub(crate) fn new(size: usize) -> Result<Self> {
         let mut buffers = RBTree::new();
         buffers.try_insert(0, Buffer::new_free(), GFP_KERNEL)?;
         let mut free_by_size = RBTree::new();
         free_by_size.try_insert((size, 0), (), GFP_KERNEL)?;
         Ok(Allocator {
-            base,
             size,
-            pages,
             buffers,
             free_by_size,
             free_async_space: size / 2,
         })
-    }
-
-    pub(crate) fn pages(&self) -> &Arc<Pages> {
-        &self.pages
     }
 
     /// How far the buffer at `offset` extends: to the next buffer, or the
@@ -122,7 +111,7 @@ impl Allocator {
         b.data_size = data_size;
         b.offsets_size = offsets_size;
         b.is_async = is_async;
-        b.target_node = None;
+        b.data = None;
         // Its node in `free_by_size` waits in it for `free`.
         b.free_node = self
             .free_by_size
@@ -147,7 +136,7 @@ impl Allocator {
         // // is left as a new free buffer just after it (in `buffers` and
         // // in `free_by_size`, with nodes reserved before any change:
         // // `RBTree::try_reserve_node`, `insert`). Mark it allocated
-        // // (`get_mut`) with the sizes, `is_async`, no target node and
+        // // (`get_mut`) with the sizes, `is_async`, no `data` and
         // // `allow_user_free` false, and keep its node of `free_by_size`
         // // (`remove_node`) in `free_node`.
         // let _ = (data_size, offsets_size, is_async, PTR_SIZE, align8(0));
@@ -158,7 +147,7 @@ impl Allocator {
     // ANCHOR_END: alloc
 
     /// The allocated buffer at `offset`.
-    pub(crate) fn buffer_mut(&mut self, offset: usize) -> Option<&mut Buffer> {
+    pub(crate) fn buffer_mut(&mut self, offset: usize) -> Option<&mut Buffer<T>> {
         self.buffers.get_mut(&offset).filter(|b| !b.free)
     }
 
@@ -172,8 +161,8 @@ impl Allocator {
 
     // ANCHOR: free
     /// Frees the buffer at `offset` and merges it with free neighbours.
-    /// Returns its target node, whose reference the caller drops.
-    pub(crate) fn free(&mut self, offset: usize) -> Option<Arc<crate::process::Node>> {
+    /// Returns its `data`.
+    pub(crate) fn free(&mut self, offset: usize) -> Option<T> {
         // TODO-BEGIN
         let mut extent = self.extent(offset);
         let b = self.buffers.get_mut(&offset).filter(|b| !b.free)?;
@@ -182,7 +171,7 @@ impl Allocator {
         let is_async = b.is_async;
         b.free = true;
         b.is_async = false;
-        let node = b.target_node.take();
+        let data = b.data.take();
         if is_async {
             self.free_async_space += extent;
         }
@@ -205,12 +194,12 @@ impl Allocator {
             }
         }
         self.free_by_size.insert(in_free, (extent, start), ());
-        node
+        data
         // TODO-ELSE
         // // TODO: find the allocated buffer at `offset` (`get_mut`) and
         // // take its `free_node` (none: `None`); a one-way one gives its
         // // `extent` back to `free_async_space`. Mark it free, take its
-        // // target node (to return), and merge it with the next buffer
+        // // `data` (to return), and merge it with the next buffer
         // // and then the previous one (`last_below`) when they are free,
         // // so that free space is never split in two: `remove` the merged
         // // ones from `buffers` and from `free_by_size`, then `insert` the
@@ -223,7 +212,7 @@ impl Allocator {
     // ANCHOR_END: free
 }
 
-impl Buffer {
+impl<T> Buffer<T> {
     fn new_free() -> Self {
         Buffer {
             free: true,
@@ -231,7 +220,7 @@ impl Buffer {
             offsets_size: 0,
             is_async: false,
             allow_user_free: false,
-            target_node: None,
+            data: None,
             free_node: None,
         }
     }

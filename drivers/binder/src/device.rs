@@ -7,9 +7,11 @@ use kernel::file::{File, FileOperations, IoctlCommand, PollTable};
 use kernel::mm::Vma;
 use kernel::prelude::*;
 use kernel::sync::Arc;
-use kernel::{c_str, miscdev, new_mutex, shrinker};
+use kernel::{c_str, miscdev, shrinker};
 
-use crate::process::{self, Context, Process, Reclaim};
+use crate::context::Context;
+use crate::page_range::Reclaim;
+use crate::process::Process;
 
 module! {
     type: RustBinder,
@@ -67,13 +69,7 @@ impl kernel::Module for RustBinder {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let reclaim = Arc::pin_init(Reclaim::new(), GFP_KERNEL)?;
         let shrinker = shrinker::Registration::new_pinned(c_str!("rust-binder"), reclaim.clone())?;
-        let ctx = Arc::pin_init(
-            kernel::pin_init!(Context {
-                manager <- new_mutex!(process::Manager::default(), "Context::manager"),
-                reclaim <- reclaim,
-            }),
-            GFP_KERNEL,
-        )?;
+        let ctx = Arc::pin_init(Context::new(reclaim), GFP_KERNEL)?;
         let dev = miscdev::Registration::new_pinned(c_str!("rust-binder"), ctx)?;
         Ok(RustBinder {
             _dev: dev,

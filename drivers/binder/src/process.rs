@@ -1,20 +1,15 @@
-//! Processes, threads, nodes, references and transactions.
+//! A process: one open of the device, with its threads, nodes,
+//! references, death notifications and mapping (C's `binder_proc`), and
+//! the write half of `BINDER_WRITE_READ` (C's `binder_thread_write`).
 //!
-//! Locking: each process has one mutex over all of its state (its
-//! threads, work lists, nodes, references and buffers) and one condition
-//! variable that every change to its work notifies. A node's counts live
-//! in its owner's state. No code holds two process locks at once: an
-//! operation that touches two processes (a transaction, a reference to
-//! another process's node) takes one lock, then the other. The context
-//! manager's lock may be held while a process lock is taken, never the
-//! other way round. A transaction's own mutex is taken last and held
-//! briefly.
+//! Each process has one mutex over all of its state (lock 4 of the lock
+//! order, at the top of `page_range.rs`) and one condition variable that
+//! every change to its work notifies. A node's counts live in its owner's
+//! state. No code holds two process locks at once.
 
 use kernel::cred::Credential;
-use kernel::fd::{FdReservation, FileRef};
 use kernel::file::{File, IoctlCommand, PollTable, POLLIN};
-use kernel::impl_list_item;
-use kernel::list::{List, ListLinks};
+use kernel::list::List;
 use kernel::mm::{flags as vm, Vma};
 use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
@@ -22,262 +17,81 @@ use kernel::rbtree::RBTree;
 use kernel::sync::{Arc, CondVar, Mutex};
 use kernel::task::{Task, TaskRef};
 use kernel::uapi::binder as uapi;
-use kernel::uapi::binder::{cmd::*, obj, tf};
+use kernel::uapi::binder::cmd::*;
+use kernel::uapi::binder::obj;
 use kernel::user::UserSlice;
 use kernel::workqueue;
 use kernel::{new_condvar, new_mutex, new_work, pin_init, security};
 
-use crate::alloc::Allocator;
-use crate::defs::*;
-use buffer::TxnBuffer;
-pub(crate) use buffer::{Pages, Reclaim};
-
-const LOOPER_REGISTERED: u32 = 0x01;
-const LOOPER_ENTERED: u32 = 0x02;
-const LOOPER_EXITED: u32 = 0x04;
-const LOOPER_INVALID: u32 = 0x08;
-const LOOPER_WAITING: u32 = 0x10;
-const LOOPER_POLL: u32 = 0x20;
+use crate::allocation::{Mapping, TxnBuffer};
+use crate::context::Context;
+use crate::defs::{put_u32, u32_at, u64_at, TxnData, WriteRead};
+use crate::node::{dec_node, inc_node, Death, DeathKind, Node, NodeState, Ref};
+use crate::page_range::Pages;
+use crate::thread::{
+    self, Thread, LOOPER_ENTERED, LOOPER_EXITED, LOOPER_INVALID, LOOPER_POLL, LOOPER_REGISTERED,
+};
+use crate::transaction;
+use crate::work::WorkItem;
 
 /// The largest mapping: more is accepted and the rest left unused.
 const MAX_MAP: usize = 4 << 20;
 
-/// The context: who the manager is (handle 0 in every process).
-pub(crate) struct Context {
-    pub(crate) manager: Mutex<Manager>,
-    /// Every mapping's pages, which the module's shrinker reclaims from.
-    pub(crate) reclaim: Arc<Reclaim>,
-}
-
-impl Context {
-    /// The context manager's node, if there is one.
-    fn manager_node(&self) -> Option<Arc<Node>> {
-        self.manager.lock().node.clone()
-    }
-}
-
-/// The context manager's node, and the euid that first became manager.
-#[derive(Default)]
-pub(crate) struct Manager {
-    node: Option<Arc<Node>>,
-    uid: Option<u32>,
-}
-
-// ANCHOR: node
-/// A node: an object that lives in its owner process, to which other
-/// processes hold references. Its counts are in the owner's state
-/// ([`NodeState`]).
-pub(crate) struct Node {
-    id: u64,
-    owner: Arc<Process>,
-    ptr: u64,
-    cookie: u64,
-    accept_fds: bool,
-}
-
-/// A node's counts and work, in its owner's lock.
-struct NodeState {
-    node: Arc<Node>,
-    internal_strong: u32,
-    local_strong: u32,
-    local_weak: u32,
-    /// The processes that hold a reference, once per reference.
-    holders: KVec<Arc<Process>>,
-    has_strong: bool,
-    has_weak: bool,
-    pending_strong: bool,
-    pending_weak: bool,
-    /// The node's news for its owner (C's `node->work`), made with the
-    /// node so that queueing it never allocates; queued while it is in a
-    /// work list of the owner ([`WorkItem::is_queued`]).
-    work: Arc<WorkItem>,
-    is_manager: bool,
-    /// A one-way transaction to it is being handled; later ones wait here.
-    has_async: bool,
-    async_todo: List<WorkItem>,
-}
-
-/// A reference from a process to a node, by handle.
-struct Ref {
-    handle: u32,
-    node: Arc<Node>,
-    strong: u32,
-    weak: u32,
-    /// The id of the death notification registered on it.
-    death: Option<u64>,
-}
-// ANCHOR_END: node
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum DeathKind {
-    Dead,
-    DeadAndClear,
-    Clear,
-}
-
-/// A death notification, in the state of the process that asked for it.
-struct Death {
-    id: u64,
-    cookie: u64,
-    kind: DeathKind,
-    /// Delivered to user space, awaiting `BC_DEAD_BINDER_DONE`.
-    delivered: bool,
-    /// The reference still points at it.
-    attached: bool,
-    /// Its `Work::Death(id)`, made with it (C's `death->work`); queued
-    /// while it is in a work list of this process.
-    work: Arc<WorkItem>,
-}
-
-/// An item of work for a thread to return from a read.
-enum Work {
-    Transaction(Arc<Transaction>),
-    Complete,
-    /// `BR_DEAD_REPLY`, `BR_FAILED_REPLY` and friends; `return_error`
-    /// says whether it stops the thread's writes until read.
-    Error {
-        cmd: u32,
-        return_error: bool,
-    },
-    Node(Arc<Node>),
-    Death(u64),
-}
-
-// ANCHOR: work_item
-/// An item of a work list: allocated before any lock is taken (or made
-/// with what it reports, as a node's and a death's are), so that queueing
-/// it never allocates. It is in at most one list at a time.
-struct WorkItem {
-    links: ListLinks<WorkItem>,
-    work: Work,
-}
-impl_list_item!(WorkItem, links);
-
-impl WorkItem {
-    /// In a work list (as C's `!list_empty(&work->entry)`). Exact under
-    /// the lock of the process whose lists it goes into.
-    fn is_queued(&self) -> bool {
-        self.links.is_listed()
-    }
-
-    fn new(work: Work) -> Result<Arc<WorkItem>, kernel::alloc::AllocError> {
-        Arc::new(
-            WorkItem {
-                links: ListLinks::new(),
-                work,
-            },
-            GFP_KERNEL,
-        )
-    }
-}
-// ANCHOR_END: work_item
-
-/// A thread of a process, known by the pid of the task.
-struct Thread {
-    id: u64,
-    pid: i32,
-    looper: u32,
-    need_return: bool,
-    todo: List<WorkItem>,
-    /// A return error is queued: writes stop until it is read.
-    return_error: bool,
-    /// Work that wakes the thread is queued (C's `process_todo`): work
-    /// queued "deferred" (a call's completion, a node's news) waits in
-    /// the list until something else wakes the thread.
-    process_todo: bool,
-    stack: Option<Arc<Transaction>>,
-}
-
-// ANCHOR: transaction
-/// A transaction or a reply, from its sending thread to its target.
-pub(crate) struct Transaction {
-    to_proc: Arc<Process>,
-    target_node: Option<Arc<Node>>,
-    from_parent: Option<Arc<Transaction>>,
-    code: u32,
-    flags: u32,
-    sender_euid: u32,
-    inner: Mutex<TransactionInner>,
-}
-
-struct TransactionInner {
-    /// The sending thread of a synchronous call, until it exits.
-    from: Option<(Arc<Process>, u64)>,
-    to_thread: Option<u64>,
-    to_parent: Option<Arc<Transaction>>,
-    /// The buffer in `to_proc`'s mapping, until freed.
-    buffer: Option<usize>,
-    /// Files to install in the receiver, and where their numbers go.
-    fds: KVec<(usize, FileRef)>,
-}
-// ANCHOR_END: transaction
-
-impl Transaction {
-    fn is_oneway(&self) -> bool {
-        self.flags & tf::ONE_WAY != 0
-    }
-}
-
 // ANCHOR: process
 /// A process: one open of the device.
 pub(crate) struct Process {
-    ctx: Arc<Context>,
+    pub(crate) ctx: Arc<Context>,
     /// The opener's thread group leader (C's `proc->tsk`): the process's
     /// ids are its ids.
-    task: TaskRef,
+    pub(crate) task: TaskRef,
     /// Who opened the device (C's `proc->cred`), for the LSM hooks.
-    cred: Credential,
-    inner: Mutex<ProcessInner>,
+    pub(crate) cred: Credential,
+    pub(crate) inner: Mutex<ProcessInner>,
     /// Notified whenever work is queued (threads and `poll` wait on it).
-    work: CondVar,
+    pub(crate) work: CondVar,
     /// Runs the teardown after the last close (C's `deferred_work`).
     deferred: workqueue::Work<Process>,
 }
 // ANCHOR_END: process
 
-struct ProcessInner {
-    dead: bool,
+/// A process's state, under its lock.
+pub(crate) struct ProcessInner {
+    pub(crate) dead: bool,
     next_id: u64,
-    threads: KVec<Thread>,
-    todo: List<WorkItem>,
+    pub(crate) threads: KVec<Thread>,
+    pub(crate) todo: List<WorkItem>,
     /// By `ptr`, which is unique among a process's live nodes.
-    nodes: RBTree<u64, NodeState>,
+    pub(crate) nodes: RBTree<u64, NodeState>,
     /// References by handle, and the handle of each by node id.
     refs: RBTree<u32, Ref>,
     refs_by_node: RBTree<u64, u32>,
-    deaths: KVec<Death>,
-    alloc: Option<Allocator>,
+    pub(crate) deaths: KVec<Death>,
+    pub(crate) mapping: Option<Mapping>,
     mapped: bool,
-    max_threads: u32,
-    requested_threads: u32,
-    requested_threads_started: u32,
-    waiting_threads: u32,
+    pub(crate) max_threads: u32,
+    pub(crate) requested_threads: u32,
+    pub(crate) requested_threads_started: u32,
+    pub(crate) waiting_threads: u32,
 }
 
-/// Node ids are global, for identity only.
-static NEXT_NODE_ID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
-/// Death notification ids too: one is drawn before the process lock is
-/// taken, with the notification's work item.
-static NEXT_DEATH_ID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
-
 impl ProcessInner {
-    fn thread(&mut self, id: u64) -> Option<&mut Thread> {
+    pub(crate) fn thread(&mut self, id: u64) -> Option<&mut Thread> {
         self.threads.iter_mut().find(|t| t.id == id)
     }
 
     /// The node's state while it lives (a node that died may have left
     /// its `ptr` to a new one).
-    fn node_state(&mut self, node: &Node) -> Option<&mut NodeState> {
+    pub(crate) fn node_state(&mut self, node: &Node) -> Option<&mut NodeState> {
         self.nodes
             .get_mut(&node.ptr)
             .filter(|n| n.node.id == node.id)
     }
 
-    fn death(&mut self, id: u64) -> Option<&mut Death> {
+    pub(crate) fn death(&mut self, id: u64) -> Option<&mut Death> {
         self.deaths.iter_mut().find(|d| d.id == id)
     }
 
-    fn ref_by_handle(&mut self, handle: u32, need_strong: bool) -> Option<&mut Ref> {
+    pub(crate) fn ref_by_handle(&mut self, handle: u32, need_strong: bool) -> Option<&mut Ref> {
         let r = self.refs.get_mut(&handle)?;
         if need_strong && r.strong == 0 {
             return None;
@@ -285,12 +99,12 @@ impl ProcessInner {
         Some(r)
     }
 
-    fn ref_by_node(&mut self, node: &Node) -> Option<&mut Ref> {
+    pub(crate) fn ref_by_node(&mut self, node: &Node) -> Option<&mut Ref> {
         let handle = *self.refs_by_node.get(&node.id)?;
         self.refs.get_mut(&handle)
     }
 
-    fn remove_ref(&mut self, handle: u32) -> Option<Ref> {
+    pub(crate) fn remove_ref(&mut self, handle: u32) -> Option<Ref> {
         let r = self.refs.remove(&handle)?;
         self.refs_by_node.remove(&r.node.id);
         Some(r)
@@ -298,7 +112,7 @@ impl ProcessInner {
 
     /// Takes `w` (a node's or a death's work) out of whichever list of
     /// this process holds it, if one does.
-    fn dequeue(&mut self, w: &WorkItem) {
+    pub(crate) fn dequeue(&mut self, w: &WorkItem) {
         if self.todo.remove(w).is_some() {
             return;
         }
@@ -311,7 +125,7 @@ impl ProcessInner {
 
     /// Queues a death's work to the thread if it is a looper, else to the
     /// process. Its work is in no list.
-    fn queue_death(&mut self, thread: Option<u64>, w: Arc<WorkItem>) -> Result {
+    pub(crate) fn queue_death(&mut self, thread: Option<u64>, w: Arc<WorkItem>) -> Result {
         if let Some(t) = thread.and_then(|tid| self.thread(tid)) {
             if t.looper & (LOOPER_REGISTERED | LOOPER_ENTERED) != 0 {
                 t.todo.push_back(w).map_err(|_| EINVAL)?;
@@ -321,93 +135,6 @@ impl ProcessInner {
         }
         self.todo.push_back(w).map_err(|_| EINVAL)
     }
-}
-
-// ANCHOR: inc_node
-/// C's `binder_inc_node_nilocked`: `thread` is the thread whose list gets
-/// the node's work (the sender of a new reference), if any.
-fn inc_node(
-    inner: &mut ProcessInner,
-    node: &Arc<Node>,
-    strong: bool,
-    internal: bool,
-    thread: Option<u64>,
-) -> Result {
-    let Some(st) = inner.node_state(node) else {
-        // A dead node: counts no longer matter.
-        return Ok(());
-    };
-    let mut queue = false;
-    if strong {
-        if internal {
-            if thread.is_none() && st.internal_strong == 0 && !(st.is_manager && st.has_strong) {
-                return Err(EINVAL);
-            }
-            st.internal_strong += 1;
-        } else {
-            st.local_strong += 1;
-        }
-        if !st.has_strong && thread.is_some() {
-            queue = true;
-        }
-    } else {
-        if !internal {
-            st.local_weak += 1;
-        }
-        if !st.has_weak && thread.is_some() && !st.work.is_queued() {
-            queue = true;
-        }
-    }
-    if queue {
-        let work = st.work.clone();
-        inner.dequeue(&work);
-        if let Some(t) = thread.and_then(|tid| inner.thread(tid)) {
-            // Just taken out of any list: it joins this one.
-            t.todo.push_back(work).map_err(|_| EINVAL)?;
-        }
-    }
-    Ok(())
-}
-// ANCHOR_END: inc_node
-
-/// C's `binder_dec_node_nilocked`; queues the node's work when user space
-/// must hear that a count it holds dropped, and forgets a node nobody
-/// refers to. Returns whether the process must be woken.
-fn dec_node(inner: &mut ProcessInner, node: &Node, strong: bool, internal: bool) -> bool {
-    let dead = inner.dead;
-    let Some(st) = inner.node_state(node) else {
-        return false;
-    };
-    if strong {
-        if internal {
-            st.internal_strong = st.internal_strong.saturating_sub(1);
-        } else {
-            st.local_strong = st.local_strong.saturating_sub(1);
-        }
-        if st.local_strong != 0 || st.internal_strong != 0 {
-            return false;
-        }
-    } else {
-        if !internal {
-            st.local_weak = st.local_weak.saturating_sub(1);
-        }
-        if st.local_weak != 0 || !st.holders.is_empty() {
-            return false;
-        }
-    }
-    if !dead && (st.has_strong || st.has_weak) {
-        if !st.work.is_queued() {
-            let w = st.work.clone();
-            // In no list: it cannot be refused.
-            let _ = inner.todo.push_back(w);
-            return true;
-        }
-    } else if st.holders.is_empty() && st.local_strong == 0 && st.local_weak == 0 {
-        let w = st.work.clone();
-        inner.dequeue(&w);
-        inner.nodes.remove(&node.ptr);
-    }
-    false
 }
 
 impl Process {
@@ -426,7 +153,7 @@ impl Process {
                     refs: RBTree::new(),
                     refs_by_node: RBTree::new(),
                     deaths: KVec::new(),
-                    alloc: None,
+                    mapping: None,
                     mapped: false,
                     max_threads: 0,
                     requested_threads: 0,
@@ -448,19 +175,7 @@ impl Process {
         }
         let id = inner.next_id;
         inner.next_id += 1;
-        inner.threads.push(
-            Thread {
-                id,
-                pid,
-                looper: 0,
-                need_return: true,
-                todo: List::new(),
-                return_error: false,
-                process_todo: false,
-                stack: None,
-            },
-            GFP_KERNEL,
-        )?;
+        inner.threads.push(Thread::new(id, pid), GFP_KERNEL)?;
         Ok(id)
     }
 
@@ -485,8 +200,7 @@ impl Process {
         let size = (vma.end() - vma.start()).min(MAX_MAP);
         let mark = &**this as *const Process as usize;
         let pages = Pages::new(vma, mark, size / PAGE_SIZE)?;
-        let alloc = Allocator::new(vma.start(), size, pages.clone())?;
-        inner.alloc = Some(alloc);
+        inner.mapping = Some(Mapping::new(vma.start(), size, pages.clone())?);
         inner.mapped = true;
         // Its freed buffers' pages may be reclaimed (until release).
         this.ctx.reclaim.add(pages);
@@ -512,25 +226,13 @@ impl Process {
         let proc_work = {
             let t = inner.thread(tid).ok_or(EINVAL)?;
             t.looper |= LOOPER_POLL;
-            let t: &Thread = t;
-            available_for_proc_work(t)
+            t.available_for_proc_work()
         };
         table.register(&this.work);
-        Ok(if Process::has_work(&mut inner, tid, proc_work) {
+        Ok(if thread::has_work(&mut inner, tid, proc_work) {
             POLLIN
         } else {
             0
-        })
-    }
-
-    fn has_work(inner: &mut ProcessInner, tid: u64, proc_work: bool) -> bool {
-        let proc_todo = !inner.todo.is_empty();
-        // `process_todo` alone is not enough: a failed call takes its
-        // queued completion back out of `todo` and leaves the flag set,
-        // and a reader that counted that as work would find nothing to
-        // read, retry at once and spin in the kernel forever.
-        inner.thread(tid).is_some_and(|t| {
-            (t.process_todo && !t.todo.is_empty()) || t.need_return || (proc_work && proc_todo)
         })
     }
 
@@ -555,7 +257,7 @@ impl Process {
             }
             uapi::SET_CONTEXT_MGR => Process::set_context_mgr(this, 0, 0, 0),
             uapi::THREAD_EXIT => {
-                Process::thread_exit(this, tid);
+                thread::exit(this, tid);
                 return Ok(0);
             }
             uapi::VERSION => {
@@ -606,46 +308,25 @@ impl Process {
 
     /// The process's node for `ptr`, made if there is none: what a new
     /// one needs is allocated before the lock is taken again.
-    fn get_or_new_node(this: &Arc<Self>, ptr: u64, cookie: u64, flags: u32) -> Result<Arc<Node>> {
+    pub(crate) fn get_or_new_node(
+        this: &Arc<Self>,
+        ptr: u64,
+        cookie: u64,
+        flags: u32,
+    ) -> Result<Arc<Node>> {
         if let Some(st) = this.inner.lock().nodes.get(&ptr) {
             return Ok(st.node.clone());
         }
         let reservation = RBTree::try_reserve_node(GFP_KERNEL)?;
-        let node = Arc::new(
-            Node {
-                id: NEXT_NODE_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
-                owner: this.clone(),
-                ptr,
-                cookie,
-                accept_fds: flags & obj::FLAG_ACCEPTS_FDS != 0,
-            },
-            GFP_KERNEL,
-        )?;
-        let work = WorkItem::new(Work::Node(node.clone()))?;
+        let (node, work) = Node::new(this.clone(), ptr, cookie, flags)?;
         let mut inner = this.inner.lock();
         // Another thread may have made it meanwhile.
         if let Some(st) = inner.nodes.get(&ptr) {
             return Ok(st.node.clone());
         }
-        inner.nodes.insert(
-            reservation,
-            ptr,
-            NodeState {
-                node: node.clone(),
-                internal_strong: 0,
-                local_strong: 0,
-                local_weak: 0,
-                holders: KVec::new(),
-                has_strong: false,
-                has_weak: false,
-                pending_strong: false,
-                pending_weak: false,
-                work,
-                is_manager: false,
-                has_async: false,
-                async_todo: List::new(),
-            },
-        );
+        inner
+            .nodes
+            .insert(reservation, ptr, NodeState::new(node.clone(), work));
         Ok(node)
     }
 
@@ -692,7 +373,7 @@ impl Process {
         }
         if bwr.read_size > 0 {
             let nonblock = file.flags() & kernel::file::flags::O_NONBLOCK != 0;
-            let ret = Process::thread_read(this, tid, &mut bwr, nonblock);
+            let ret = thread::read(this, tid, &mut bwr, nonblock);
             if !this.inner.lock().todo.is_empty() {
                 this.work.notify_all();
             }
@@ -752,7 +433,7 @@ impl Process {
             }
             BC_TRANSACTION | BC_REPLY => {
                 let tr = read_user_txn(at)?;
-                Process::transaction(this, tid, &tr, cmd == BC_REPLY)?;
+                transaction::submit(this, tid, &tr, cmd == BC_REPLY)?;
             }
             BC_REGISTER_LOOPER | BC_ENTER_LOOPER | BC_EXIT_LOOPER => {
                 let mut inner = this.inner.lock();
@@ -851,7 +532,7 @@ impl Process {
     /// making one with the lowest free handle if there is none; the node
     /// hears of a first reference in `thread`'s list, if given. Returns
     /// the handle.
-    fn inc_ref_for_node(
+    pub(crate) fn inc_ref_for_node(
         this: &Arc<Self>,
         node: &Arc<Node>,
         strong: bool,
@@ -1051,8 +732,7 @@ impl Process {
     ) -> Result {
         // A request's notification work, made before the lock is taken.
         let new = if request {
-            let id = NEXT_DEATH_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
-            Some((id, WorkItem::new(Work::Death(id))?))
+            Some(Death::new_work()?)
         } else {
             None
         };
@@ -1125,22 +805,23 @@ impl Process {
     fn free_buffer(this: &Arc<Self>, ptr: usize) {
         let (offset, objects, target_node, next_async) = {
             let mut inner = this.inner.lock();
-            let Some(alloc) = inner.alloc.as_mut() else {
+            let Some(map) = inner.mapping.as_mut() else {
                 return;
             };
-            let offset = ptr.wrapping_sub(alloc.base);
-            let Some(b) = alloc.buffer_mut(offset) else {
+            let offset = ptr.wrapping_sub(map.base);
+            let pages = map.pages().clone();
+            let Some(b) = map.buffer_mut(offset) else {
                 return;
             };
             if !b.allow_user_free {
                 return;
             }
             let (ds, os, is_async) = (b.data_size, b.offsets_size, b.is_async);
-            let node = b.target_node.clone();
+            let node = b.data.clone();
             // Only a buffer with objects has references to release; they
             // are read after the lock is dropped.
             let objects = (os > 0).then(|| TxnBuffer {
-                pages: alloc.pages().clone(),
+                pages,
                 offset,
                 data_size: ds,
                 offsets_size: os,
@@ -1179,17 +860,17 @@ impl Process {
 
     /// Gives the buffer at `offset` back to the allocator, uncounted from
     /// its pages, unless the mapping is gone (teardown freed it).
-    fn release_buffer(&self, offset: usize) {
+    pub(crate) fn release_buffer(&self, offset: usize) {
         let mut inner = self.inner.lock();
-        if let Some(alloc) = inner.alloc.as_mut() {
-            drop(alloc.free_counted(offset));
+        if let Some(map) = inner.mapping.as_mut() {
+            drop(map.free_counted(offset));
         }
     }
 
     // ANCHOR: release_objects
     /// Drops the counts that the first `count` objects of a buffer of
     /// this process hold (C's `binder_transaction_buffer_release`).
-    fn release_objects(this: &Arc<Self>, buf: &TxnBuffer, count: usize) {
+    pub(crate) fn release_objects(this: &Arc<Self>, buf: &TxnBuffer, count: usize) {
         for o in (0..count).filter_map(|i| buf.object(i)) {
             match o.ty {
                 obj::TYPE_BINDER | obj::TYPE_WEAK_BINDER => {
@@ -1217,6 +898,121 @@ impl Process {
     // ANCHOR_END: release_objects
 }
 
+impl Process {
+    // ANCHOR: release
+    /// The last close (C's `binder_release`): the teardown waits for the
+    /// system workqueue, as C's does, so that `close` does not wait for it.
+    pub(crate) fn release(this: Arc<Self>) {
+        // Queued only here, once per process: it cannot be queued already.
+        if let Err(this) = workqueue::queue(this) {
+            Process::deferred_release(&this);
+        }
+    }
+
+    /// The teardown (C's `binder_deferred_release`): nodes die (death
+    /// notifications go out), references are dropped, and calls that wait
+    /// here fail.
+    fn deferred_release(this: &Arc<Self>) {
+        {
+            let mut mgr = this.ctx.manager.lock();
+            if mgr
+                .node
+                .as_ref()
+                .is_some_and(|n| core::ptr::eq(&*n.owner, &**this))
+            {
+                mgr.node = None;
+            }
+        }
+        let (threads, mut todo, nodes, refs) = {
+            let mut inner = this.inner.lock();
+            inner.dead = true;
+            (
+                core::mem::take(&mut inner.threads),
+                core::mem::take(&mut inner.todo),
+                core::mem::take(&mut inner.nodes),
+                {
+                    inner.refs_by_node = RBTree::new();
+                    core::mem::take(&mut inner.refs)
+                },
+            )
+        };
+        let mut threads = threads;
+        while let Some(th) = threads.pop() {
+            thread::release(this, th);
+        }
+        // Every node dies, by `ptr` as in C; holders that asked hear of it.
+        let mut nodes = nodes;
+        while let Some(mut st) = nodes
+            .first()
+            .map(|(&ptr, _)| ptr)
+            .and_then(|p| nodes.remove(&p))
+        {
+            while let Some(holder) = st.holders.pop() {
+                let mut hi = holder.inner.lock();
+                let death = hi.ref_by_node(&st.node).and_then(|r| r.death);
+                if let Some(id) = death {
+                    let queue = hi
+                        .death(id)
+                        .filter(|d| !d.work.is_queued() && !d.delivered)
+                        .map(|d| d.work.clone());
+                    if queue.is_some_and(|w| hi.todo.push_back(w).is_ok()) {
+                        drop(hi);
+                        holder.work.notify_all();
+                    }
+                }
+            }
+            while st.async_todo.pop_back().is_some() {}
+        }
+        // Every reference goes, by handle as in C.
+        let mut refs = refs;
+        while let Some(r) = refs.first().map(|(&h, _)| h).and_then(|h| refs.remove(&h)) {
+            Process::put_ref_counts(this, &r.node, r.strong > 0, true);
+        }
+        thread::release_work(&mut todo);
+        let mut inner = this.inner.lock();
+        inner.deaths = KVec::new();
+        // The buffers' target nodes hold strong counts: drop them.
+        let mut nodes = KVec::new();
+        if let Some(map) = inner.mapping.as_mut() {
+            let mut offsets = KVec::new();
+            for o in map.allocated() {
+                if offsets.push(o, GFP_KERNEL).is_err() {
+                    break;
+                }
+            }
+            for &o in offsets.iter() {
+                if let Some(n) = map.free_counted(o) {
+                    let _ = nodes.push(n, GFP_KERNEL);
+                }
+            }
+        }
+        let pages = inner.mapping.take().map(|m| m.pages().clone());
+        drop(inner);
+        // Nothing left for the shrinker: the list keeps no pages of a
+        // released process.
+        if let Some(pages) = pages {
+            this.ctx.reclaim.remove(&pages);
+        }
+        while let Some(node) = nodes.pop() {
+            let wake = dec_node(&mut node.owner.inner.lock(), &node, true, false);
+            if wake {
+                node.owner.work.notify_all();
+            }
+        }
+    }
+    // ANCHOR_END: release
+}
+
+// ANCHOR: deferred_work
+kernel::impl_has_work!(Process, deferred);
+
+impl workqueue::WorkItem for Process {
+    fn run(this: Arc<Self>) {
+        Process::deferred_release(&this);
+    }
+}
+// ANCHOR_END: deferred_work
+
 fn read_user_u32(at: &mut usize) -> Result<u32> {
     let b = UserSlice::new(*at, 4)?.reader().read_bytes::<4>()?;
     *at = at.wrapping_add(4);
@@ -1234,19 +1030,3 @@ fn read_user_txn(at: &mut usize) -> Result<TxnData> {
     *at = at.wrapping_add(64);
     Ok(TxnData::from_bytes(&b))
 }
-
-/// Whether the thread may take work queued for the whole process.
-fn available_for_proc_work(t: &Thread) -> bool {
-    t.stack.is_none() && t.todo.is_empty()
-}
-
-// The paths are spelled out: lab 10 compiles this file from its own
-// crate, where the default would be looked for next to its `lib.rs`.
-#[path = "process/buffer.rs"]
-mod buffer;
-#[path = "process/read.rs"]
-mod read;
-#[path = "process/teardown.rs"]
-mod teardown;
-#[path = "process/transaction.rs"]
-mod transaction;

@@ -7,9 +7,25 @@
 #![no_std]
 
 mod alloc;
+#[path = "../../../drivers/binder/src/allocation.rs"]
+mod allocation;
+#[path = "../../../drivers/binder/src/context.rs"]
+mod context;
 #[path = "../../../drivers/binder/src/defs.rs"]
 mod defs;
 #[path = "../../../drivers/binder/src/device.rs"]
 mod device;
+#[path = "../../../drivers/binder/src/error.rs"]
+mod error;
+#[path = "../../../drivers/binder/src/node.rs"]
+mod node;
+#[path = "../../../drivers/binder/src/page_range.rs"]
+mod page_range;
 #[path = "../../../drivers/binder/src/process.rs"]
 mod process;
+#[path = "../../../drivers/binder/src/thread.rs"]
+mod thread;
+#[path = "../../../drivers/binder/src/transaction.rs"]
+mod transaction;
+#[path = "../../../drivers/binder/src/work.rs"]
+mod work;

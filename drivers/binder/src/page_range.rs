@@ -1,21 +1,46 @@
-//! A mapping's pages and a transaction's buffer seen through them: the
-//! sender copies into the buffer and translates its objects in place, as
-//! C's `binder_transaction` does, without the process lock. Pages that no
-//! buffer covers any more go back to the kernel when it asks (the
-//! shrinker, [`Reclaim`]).
+//! The pages of a process's mapping (C's `binder_alloc` page array and
+//! its `binder_alloc_lru`): allocated and mapped into the process when a
+//! buffer over them is allocated, counted per buffer, and given back to
+//! the kernel when it asks (the shrinker, [`Reclaim`]) once no buffer
+//! covers them. Who holds a buffer writes it through them without the
+//! process lock. Nothing here knows of processes: a mapping is known by
+//! its start and the mark its `Vma` carries.
+//!
+//! # Lock order
+//!
+//! Every lock of the driver, outermost first. A lock is only taken while
+//! holding locks above it in the table (or none); the shrinker, which
+//! runs inside any allocation, only try-locks.
+//!
+//! | # | lock | kind | taken by |
+//! |--:|---|---|---|
+//! | 1 | `Pages::fill` | mutex | `populate`; the shrinker tries it |
+//! | 2 | the receiver's `mmap_lock` | rw semaphore | `populate` (read); the kernel, around `mmap` (write); the shrinker tries it (read) |
+//! | 3 | `Context::manager` | mutex | becoming or finding the context manager |
+//! | 4 | `Process::inner` (one process at a time) | mutex | nearly everything; `mmap`, under 2 |
+//! | 5 | `Transaction::inner` | mutex | a call's stack, its sender, its buffer |
+//! | 6 | `Pages::slots` | spinlock | counting buffers on pages (under 4), `populate`, the shrinker |
+//! | 7 | `Reclaim::all` | spinlock | `mmap` (under 2 and 4), release, the shrinker |
+//!
+//! Hence: no process lock is held across `populate` (1 and 2 are above
+//! it), nor while another process's is taken: an operation on two
+//! processes (a transaction, a reference to another's node) takes one,
+//! drops it, then takes the other. Nothing sleeps or allocates under 6
+//! and 7, so the shrinker's plain locks of them cannot deadlock.
 
+use core::ops::Range;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+use kernel::impl_list_item;
 use kernel::init::PinInit;
+use kernel::list::{List, ListLinks};
 use kernel::mm::{MarkedVma, Mm, Vma};
-use kernel::page::Page;
+use kernel::page::{Page, PAGE_SIZE};
+use kernel::prelude::*;
 use kernel::shrinker::{Count, Scan, ShrinkControl, Shrinker};
-use kernel::sync::SpinLock;
+use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::user::UserSliceReader;
-use kernel::{new_spinlock, pin_init};
-
-use super::*;
-use crate::alloc::Allocator;
+use kernel::{new_mutex, new_spinlock, pin_init};
 
 /// Pages that no buffer covers, in every process: what the shrinker may
 /// free (C's `list_lru_count(&binder_alloc_lru)`).
@@ -80,7 +105,7 @@ impl Drop for Slots {
 /// The pages of a mapping, in order, allocated on demand: a slot is empty
 /// until a buffer over it is allocated ([`Pages::populate`]), then holds
 /// the page, which is also mapped into the process. Each slot counts the
-/// allocated buffers over its page ([`Allocator::alloc_counted`]); a page
+/// allocated buffers over its page ([`crate::allocation::Mapping::alloc_counted`]); a page
 /// that none covers stays until the kernel runs short of memory
 /// ([`Pages::reclaim`]) or the mapping goes. Who holds a buffer may write
 /// it through them without the process lock: the buffer is its own until
@@ -97,9 +122,11 @@ pub(crate) struct Pages {
     seen: AtomicU64,
     /// The address space of the mapping, to insert pages into later.
     mm: Mm,
+    /// Lock 6 of the lock order (at the top).
     slots: SpinLock<Slots>,
     /// Held by `populate`, so that one page is only allocated once, and
     /// by `reclaim` (tried only), so that it frees none being mapped.
+    /// Lock 1 of the lock order (at the top).
     fill: Mutex<()>,
 }
 // ANCHOR_END: pages
@@ -136,13 +163,13 @@ impl Pages {
     }
 
     /// The slots under the `len` bytes at `offset`.
-    fn range(offset: usize, len: usize) -> core::ops::Range<usize> {
+    fn range(offset: usize, len: usize) -> Range<usize> {
         offset / PAGE_SIZE..offset.saturating_add(len).div_ceil(PAGE_SIZE)
     }
 
     /// Counts one more buffer over the `len` bytes at `offset`: the
     /// shrinker leaves their pages alone.
-    fn hold(&self, offset: usize, len: usize) {
+    pub(crate) fn hold(&self, offset: usize, len: usize) {
         let mut slots = self.slots.lock();
         for i in Self::range(offset, len) {
             slots.update(i, |s| s.buffers = s.buffers.saturating_add(1));
@@ -150,7 +177,7 @@ impl Pages {
     }
 
     /// Counts one buffer less over the `len` bytes at `offset`.
-    fn release(&self, offset: usize, len: usize) {
+    pub(crate) fn release(&self, offset: usize, len: usize) {
         let mut slots = self.slots.lock();
         for i in Self::range(offset, len) {
             slots.update(i, |s| s.buffers = s.buffers.saturating_sub(1));
@@ -316,6 +343,7 @@ impl Pages {
 /// is kept apart). A process's `Pages` is added at `mmap` and removed at
 /// release, so the list keeps no process alive.
 pub(crate) struct Reclaim {
+    /// Lock 7 of the lock order (at the top).
     all: SpinLock<List<Pages>>,
 }
 // ANCHOR_END: reclaim_list
@@ -381,113 +409,3 @@ impl Shrinker for Reclaim {
     }
 }
 // ANCHOR_END: shrinker
-
-// ANCHOR: alloc_counted
-/// The allocator's buffers counted on their pages. Every allocation and
-/// free goes through these, so a page's count is the number of allocated
-/// buffers over it, whichever path frees them.
-impl Allocator {
-    /// Allocates a buffer ([`Allocator::alloc`]) and counts it on the
-    /// pages it covers.
-    pub(crate) fn alloc_counted(
-        &mut self,
-        data_size: usize,
-        offsets_size: usize,
-        is_async: bool,
-    ) -> Result<usize> {
-        let offset = self.alloc(data_size, offsets_size, is_async)?;
-        self.pages()
-            .hold(offset, buffer_len(data_size, offsets_size));
-        Ok(offset)
-    }
-
-    /// Frees the allocated buffer at `offset` ([`Allocator::free`]) and
-    /// uncounts it from its pages. Returns its target node.
-    pub(crate) fn free_counted(&mut self, offset: usize) -> Option<Arc<Node>> {
-        let b = self.buffer_mut(offset)?;
-        let len = buffer_len(b.data_size, b.offsets_size);
-        let node = self.free(offset);
-        self.pages().release(offset, len);
-        node
-    }
-}
-// ANCHOR_END: alloc_counted
-
-/// The bytes an allocated buffer takes, as the allocator rounds them
-/// (both parts 8-aligned, at least 8); it checked they do not overflow.
-fn buffer_len(data_size: usize, offsets_size: usize) -> usize {
-    align8(data_size)
-        .zip(align8(offsets_size))
-        .and_then(|(d, o)| d.checked_add(o))
-        .unwrap_or(0)
-        .max(PTR_SIZE)
-}
-
-// ANCHOR: txn_buffer
-/// One allocated buffer: its data, then its offsets array (8-aligned).
-/// Only its holder writes it (the sender until delivery), so no lock is
-/// needed; the `Arc` keeps the pages alive if the process tears down.
-/// Its pages exist once [`TxnBuffer::populate`] has succeeded.
-pub(super) struct TxnBuffer {
-    pub(super) pages: Arc<Pages>,
-    pub(super) offset: usize,
-    pub(super) data_size: usize,
-    pub(super) offsets_size: usize,
-}
-// ANCHOR_END: txn_buffer
-
-/// An object of a buffer, copied out: its type, its offset in the data
-/// and its bytes (`flat_binder_object`, `binder_fd_object`).
-pub(super) struct Object {
-    pub(super) ty: u32,
-    pub(super) off: usize,
-    pub(super) bytes: [u8; uapi::FLAT_OBJECT_SIZE],
-}
-
-impl TxnBuffer {
-    /// How many entries the offsets array has.
-    pub(super) fn count(&self) -> usize {
-        self.offsets_size / 8
-    }
-
-    /// Where the offsets array starts in the mapping. The allocator took
-    /// the rounded size, so it cannot overflow.
-    pub(super) fn offsets_start(&self) -> usize {
-        self.offset + align8(self.data_size).unwrap_or(0)
-    }
-
-    /// Allocates and maps the pages of the buffer, as the allocator sized
-    /// it (both parts 8-aligned, at least 8 bytes): the pages that
-    /// [`Allocator::alloc_counted`] counted it on.
-    pub(super) fn populate(&self) -> Result {
-        let len = buffer_len(self.data_size, self.offsets_size);
-        self.pages.populate(self.offset, len)
-    }
-
-    /// Object `i` of the offsets array, if its offset is 4-aligned and
-    /// names a whole object of a known type inside the data.
-    pub(super) fn object(&self, i: usize) -> Option<Object> {
-        let mut word = [0u8; 8];
-        self.pages
-            .read(self.offsets_start() + i * 8, &mut word)
-            .ok()?;
-        let off = usize::try_from(u64::from_ne_bytes(word)).ok()?;
-        if off % 4 != 0 || off.checked_add(4)? > self.data_size {
-            return None;
-        }
-        let mut ty = [0u8; 4];
-        self.pages.read(self.offset + off, &mut ty).ok()?;
-        let ty = u32::from_ne_bytes(ty);
-        let mut bytes = [0u8; uapi::FLAT_OBJECT_SIZE];
-        if off.checked_add(object_size(ty)?)? > self.data_size {
-            return None;
-        }
-        self.pages.read(self.offset + off, &mut bytes).ok()?;
-        Some(Object { ty, off, bytes })
-    }
-
-    /// Writes `o` back where it came from.
-    pub(super) fn write_object(&self, o: &Object) -> Result {
-        self.pages.write(self.offset + o.off, &o.bytes)
-    }
-}
