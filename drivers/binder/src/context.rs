@@ -8,6 +8,7 @@ use kernel::{new_mutex, pin_init};
 
 use crate::node::Node;
 use crate::page_range::Reclaim;
+use crate::process::Process;
 
 /// The context of the device: one, made at module load.
 pub(crate) struct Context {
@@ -32,6 +33,19 @@ impl Context {
             manager <- new_mutex!(Manager::default(), "Context::manager"),
             reclaim <- reclaim,
         })
+    }
+
+    /// Forgets the context manager if it is `owner`'s node (at `owner`'s
+    /// release).
+    pub(crate) fn forget_manager(&self, owner: &Process) {
+        let mut mgr = self.manager.lock();
+        if mgr
+            .node
+            .as_ref()
+            .is_some_and(|n| core::ptr::eq(&*n.owner, owner))
+        {
+            mgr.node = None;
+        }
     }
 
     /// The context manager's node, if there is one.

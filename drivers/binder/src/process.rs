@@ -17,7 +17,12 @@ use kernel::rbtree::RBTree;
 use kernel::sync::{Arc, CondVar, Mutex};
 use kernel::task::{Task, TaskRef};
 use kernel::uapi::binder as uapi;
-use kernel::uapi::binder::cmd::*;
+use kernel::uapi::binder::cmd::{
+    BC_ACQUIRE, BC_ACQUIRE_DONE, BC_ACQUIRE_RESULT, BC_ATTEMPT_ACQUIRE,
+    BC_CLEAR_DEATH_NOTIFICATION, BC_DEAD_BINDER_DONE, BC_DECREFS, BC_ENTER_LOOPER, BC_EXIT_LOOPER,
+    BC_FREE_BUFFER, BC_INCREFS, BC_INCREFS_DONE, BC_REGISTER_LOOPER, BC_RELEASE, BC_REPLY,
+    BC_REQUEST_DEATH_NOTIFICATION, BC_TRANSACTION,
+};
 use kernel::uapi::binder::obj;
 use kernel::user::UserSlice;
 use kernel::workqueue;
@@ -46,6 +51,7 @@ pub(crate) struct Process {
     pub(crate) task: TaskRef,
     /// Who opened the device (C's `proc->cred`), for the LSM hooks.
     pub(crate) cred: Credential,
+    /// Lock 4 of the lock order (`page_range.rs`).
     pub(crate) inner: Mutex<ProcessInner>,
     /// Notified whenever work is queued (threads and `poll` wait on it).
     pub(crate) work: CondVar,
@@ -436,29 +442,7 @@ impl Process {
                 transaction::submit(this, tid, &tr, cmd == BC_REPLY)?;
             }
             BC_REGISTER_LOOPER | BC_ENTER_LOOPER | BC_EXIT_LOOPER => {
-                let mut inner = this.inner.lock();
-                let (requested, started) =
-                    (inner.requested_threads, inner.requested_threads_started);
-                let mut delta = (0, 0);
-                if let Some(t) = inner.thread(tid) {
-                    if cmd == BC_REGISTER_LOOPER {
-                        if t.looper & LOOPER_ENTERED != 0 || requested == 0 {
-                            t.looper |= LOOPER_INVALID;
-                        } else {
-                            delta = (1, 1);
-                        }
-                        t.looper |= LOOPER_REGISTERED;
-                    } else if cmd == BC_ENTER_LOOPER {
-                        if t.looper & LOOPER_REGISTERED != 0 {
-                            t.looper |= LOOPER_INVALID;
-                        }
-                        t.looper |= LOOPER_ENTERED;
-                    } else {
-                        t.looper |= LOOPER_EXITED;
-                    }
-                }
-                inner.requested_threads = requested - delta.0;
-                inner.requested_threads_started = started + delta.1;
+                Process::looper(this, tid, cmd);
             }
             BC_REQUEST_DEATH_NOTIFICATION | BC_CLEAR_DEATH_NOTIFICATION => {
                 let handle = read_user_u32(at)?;
@@ -473,30 +457,66 @@ impl Process {
             }
             BC_DEAD_BINDER_DONE => {
                 let cookie = read_user_u64(at)?;
-                let mut inner = this.inner.lock();
-                if let Some(i) = inner
-                    .deaths
-                    .iter()
-                    .position(|d| d.delivered && d.cookie == cookie)
-                {
-                    let d = &mut inner.deaths[i];
-                    d.delivered = false;
-                    if d.kind == DeathKind::DeadAndClear {
-                        d.kind = DeathKind::Clear;
-                        let w = d.work.clone();
-                        inner.queue_death(Some(tid), w)?;
-                        drop(inner);
-                        this.work.notify_all();
-                    } else if !d.attached {
-                        inner.deaths.remove(i);
-                    }
-                }
+                Process::dead_binder_done(this, tid, cookie)?;
             }
             _ => return Err(EINVAL),
         }
         Ok(())
     }
     // ANCHOR_END: command
+
+    /// `BC_REGISTER_LOOPER`, `BC_ENTER_LOOPER`, `BC_EXIT_LOOPER`: a looper
+    /// registers (asked for by `BR_SPAWN_LOOPER`) or enters on its own,
+    /// never both.
+    fn looper(this: &Arc<Self>, tid: u64, cmd: u32) {
+        let mut inner = this.inner.lock();
+        let (requested, started) = (inner.requested_threads, inner.requested_threads_started);
+        let mut delta = (0, 0);
+        if let Some(t) = inner.thread(tid) {
+            if cmd == BC_REGISTER_LOOPER {
+                if t.looper & LOOPER_ENTERED != 0 || requested == 0 {
+                    t.looper |= LOOPER_INVALID;
+                } else {
+                    delta = (1, 1);
+                }
+                t.looper |= LOOPER_REGISTERED;
+            } else if cmd == BC_ENTER_LOOPER {
+                if t.looper & LOOPER_REGISTERED != 0 {
+                    t.looper |= LOOPER_INVALID;
+                }
+                t.looper |= LOOPER_ENTERED;
+            } else {
+                t.looper |= LOOPER_EXITED;
+            }
+        }
+        inner.requested_threads = requested - delta.0;
+        inner.requested_threads_started = started + delta.1;
+    }
+
+    /// `BC_DEAD_BINDER_DONE`: the delivered notification of `cookie` is
+    /// done with; one cleared meanwhile now says so.
+    fn dead_binder_done(this: &Arc<Self>, tid: u64, cookie: u64) -> Result {
+        let mut inner = this.inner.lock();
+        let Some(i) = inner
+            .deaths
+            .iter()
+            .position(|d| d.delivered && d.cookie == cookie)
+        else {
+            return Ok(());
+        };
+        let d = &mut inner.deaths[i];
+        d.delivered = false;
+        if d.kind == DeathKind::DeadAndClear {
+            d.kind = DeathKind::Clear;
+            let w = d.work.clone();
+            inner.queue_death(Some(tid), w)?;
+            drop(inner);
+            this.work.notify_all();
+        } else if !d.attached {
+            inner.deaths.remove(i);
+        }
+        Ok(())
+    }
 
     /// `BC_INCREFS`, `BC_ACQUIRE`, `BC_RELEASE`, `BC_DECREFS`.
     fn update_ref(this: &Arc<Self>, handle: u32, increment: bool, strong: bool) -> Result {
@@ -538,11 +558,48 @@ impl Process {
         strong: bool,
         thread: Option<u64>,
     ) -> Result<u32> {
+        let (handle, first, new) = Process::get_or_new_ref(this, node, strong)?;
+        if first || new {
+            let mut owner = node.owner.inner.lock();
+            if new {
+                if let Some(st) = owner.node_state(node) {
+                    st.holders.push(this.clone(), GFP_KERNEL)?;
+                }
+            }
+            if first {
+                if let Err(e) = inc_node(&mut owner, node, strong, true, thread) {
+                    drop(owner);
+                    if new {
+                        Process::drop_new_ref(this, node);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        let mut inner = this.inner.lock();
+        if let Some(r) = inner.ref_by_node(node) {
+            if strong {
+                r.strong += 1;
+            } else {
+                r.weak += 1;
+            }
+        }
+        Ok(handle)
+    }
+
+    /// This process's reference to `node`, made with the lowest free
+    /// handle if there is none. Returns its handle, whether the count
+    /// taken (strong or weak) is its first, and whether it is new.
+    fn get_or_new_ref(
+        this: &Arc<Self>,
+        node: &Arc<Node>,
+        strong: bool,
+    ) -> Result<(u32, bool, bool)> {
         let is_mgr = this.ctx.manager_node().is_some_and(|m| m.id == node.id);
         // A new reference's tree nodes are reserved with no lock held,
         // the first time round, if there is no reference yet.
         let mut reserved = None;
-        let (handle, first, new) = loop {
+        loop {
             let mut inner = this.inner.lock();
             let (handle, new) = match inner.refs_by_node.get(&node.id) {
                 Some(&handle) => (handle, false),
@@ -577,34 +634,8 @@ impl Process {
             };
             let r = inner.refs.get_mut(&handle).ok_or(EINVAL)?;
             let first = if strong { r.strong == 0 } else { r.weak == 0 };
-            break (handle, first, new);
-        };
-        if first || new {
-            let mut owner = node.owner.inner.lock();
-            if new {
-                if let Some(st) = owner.node_state(node) {
-                    st.holders.push(this.clone(), GFP_KERNEL)?;
-                }
-            }
-            if first {
-                if let Err(e) = inc_node(&mut owner, node, strong, true, thread) {
-                    drop(owner);
-                    if new {
-                        Process::drop_new_ref(this, node);
-                    }
-                    return Err(e);
-                }
-            }
+            return Ok((handle, first, new));
         }
-        let mut inner = this.inner.lock();
-        if let Some(r) = inner.ref_by_node(node) {
-            if strong {
-                r.strong += 1;
-            } else {
-                r.weak += 1;
-            }
-        }
-        Ok(handle)
     }
     // ANCHOR_END: inc_ref
 
@@ -723,6 +754,7 @@ impl Process {
         }
     }
 
+    /// `BC_REQUEST_DEATH_NOTIFICATION`, `BC_CLEAR_DEATH_NOTIFICATION`.
     fn death_notification(
         this: &Arc<Self>,
         tid: u64,
@@ -730,73 +762,87 @@ impl Process {
         cookie: u64,
         request: bool,
     ) -> Result {
-        // A request's notification work, made before the lock is taken.
-        let new = if request {
-            Some(Death::new_work()?)
+        if request {
+            Process::request_death(this, handle, cookie)
         } else {
-            None
-        };
+            Process::clear_death(this, tid, handle, cookie)
+        }
+    }
+
+    /// Registers a death notification on the reference `handle`; it
+    /// fires at once if the node's owner is already gone.
+    fn request_death(this: &Arc<Self>, handle: u32, cookie: u64) -> Result {
+        // The notification's work, made before the lock is taken.
+        let (id, work) = Death::new_work()?;
         let mut inner = this.inner.lock();
         let Some(r) = inner.ref_by_handle(handle, false) else {
             return Ok(());
         };
         let node = r.node.clone();
-        if let Some((id, work)) = new {
-            if r.death.is_some() {
-                return Ok(());
-            }
-            r.death = Some(id);
-            let death = Death {
-                id,
-                cookie,
-                kind: DeathKind::Dead,
-                delivered: false,
-                attached: true,
-                work,
-            };
-            if let Err(e) = inner.deaths.push(death, GFP_KERNEL) {
-                if let Some(r) = inner.ref_by_handle(handle, false) {
-                    r.death = None;
-                }
-                return Err(e.into());
-            }
-            drop(inner);
-            // A node whose owner is gone: the notification fires at once.
-            let dead = node.owner.inner.lock().dead;
-            if dead {
-                let mut inner = this.inner.lock();
-                if let Some(d) = inner.death(id) {
-                    let w = d.work.clone();
-                    // Refused only if the owner's release queued it meanwhile.
-                    let _ = inner.todo.push_back(w);
-                }
-                drop(inner);
-                this.work.notify_all();
-            }
-        } else {
-            let Some(did) = r.death else {
-                return Ok(());
-            };
-            let Some(d) = inner.death(did) else {
-                return Ok(());
-            };
-            if d.cookie != cookie {
-                return Ok(());
-            }
-            d.attached = false;
+        if r.death.is_some() {
+            return Ok(());
+        }
+        r.death = Some(id);
+        let death = Death {
+            id,
+            cookie,
+            kind: DeathKind::Dead,
+            delivered: false,
+            attached: true,
+            work,
+        };
+        if let Err(e) = inner.deaths.push(death, GFP_KERNEL) {
             if let Some(r) = inner.ref_by_handle(handle, false) {
                 r.death = None;
             }
-            let d = inner.death(did).ok_or(EINVAL)?;
-            if !d.work.is_queued() && !d.delivered {
-                d.kind = DeathKind::Clear;
+            return Err(e.into());
+        }
+        drop(inner);
+        // A node whose owner is gone: the notification fires at once.
+        let dead = node.owner.inner.lock().dead;
+        if dead {
+            let mut inner = this.inner.lock();
+            if let Some(d) = inner.death(id) {
                 let w = d.work.clone();
-                inner.queue_death(Some(tid), w)?;
-                drop(inner);
-                this.work.notify_all();
-            } else {
-                d.kind = DeathKind::DeadAndClear;
+                // Refused only if the owner's release queued it meanwhile.
+                let _ = inner.todo.push_back(w);
             }
+            drop(inner);
+            this.work.notify_all();
+        }
+        Ok(())
+    }
+
+    /// Clears the death notification of `cookie` on the reference
+    /// `handle`: `BR_CLEAR_DEATH_NOTIFICATION_DONE` now, or after the
+    /// `BR_DEAD_BINDER` under way is done with.
+    fn clear_death(this: &Arc<Self>, tid: u64, handle: u32, cookie: u64) -> Result {
+        let mut inner = this.inner.lock();
+        let Some(r) = inner.ref_by_handle(handle, false) else {
+            return Ok(());
+        };
+        let Some(did) = r.death else {
+            return Ok(());
+        };
+        let Some(d) = inner.death(did) else {
+            return Ok(());
+        };
+        if d.cookie != cookie {
+            return Ok(());
+        }
+        d.attached = false;
+        if let Some(r) = inner.ref_by_handle(handle, false) {
+            r.death = None;
+        }
+        let d = inner.death(did).ok_or(EINVAL)?;
+        if !d.work.is_queued() && !d.delivered {
+            d.kind = DeathKind::Clear;
+            let w = d.work.clone();
+            inner.queue_death(Some(tid), w)?;
+            drop(inner);
+            this.work.notify_all();
+        } else {
+            d.kind = DeathKind::DeadAndClear;
         }
         Ok(())
     }
@@ -913,35 +959,34 @@ impl Process {
     /// notifications go out), references are dropped, and calls that wait
     /// here fail.
     fn deferred_release(this: &Arc<Self>) {
-        {
-            let mut mgr = this.ctx.manager.lock();
-            if mgr
-                .node
-                .as_ref()
-                .is_some_and(|n| core::ptr::eq(&*n.owner, &**this))
-            {
-                mgr.node = None;
-            }
-        }
-        let (threads, mut todo, nodes, refs) = {
+        this.ctx.forget_manager(this);
+        let (mut threads, mut todo, nodes, refs) = {
             let mut inner = this.inner.lock();
             inner.dead = true;
+            inner.refs_by_node = RBTree::new();
             (
                 core::mem::take(&mut inner.threads),
                 core::mem::take(&mut inner.todo),
                 core::mem::take(&mut inner.nodes),
-                {
-                    inner.refs_by_node = RBTree::new();
-                    core::mem::take(&mut inner.refs)
-                },
+                core::mem::take(&mut inner.refs),
             )
         };
-        let mut threads = threads;
         while let Some(th) = threads.pop() {
             thread::release(this, th);
         }
-        // Every node dies, by `ptr` as in C; holders that asked hear of it.
-        let mut nodes = nodes;
+        Process::kill_nodes(nodes);
+        // Every reference goes, by handle as in C.
+        let mut refs = refs;
+        while let Some(r) = refs.first().map(|(&h, _)| h).and_then(|h| refs.remove(&h)) {
+            Process::put_ref_counts(this, &r.node, r.strong > 0, true);
+        }
+        thread::release_work(&mut todo);
+        Process::free_mapping(this);
+    }
+
+    /// Every node of a released process dies, by `ptr` as in C; holders
+    /// that asked hear of it.
+    fn kill_nodes(mut nodes: RBTree<u64, NodeState>) {
         while let Some(mut st) = nodes
             .first()
             .map(|(&ptr, _)| ptr)
@@ -963,15 +1008,13 @@ impl Process {
             }
             while st.async_todo.pop_back().is_some() {}
         }
-        // Every reference goes, by handle as in C.
-        let mut refs = refs;
-        while let Some(r) = refs.first().map(|(&h, _)| h).and_then(|h| refs.remove(&h)) {
-            Process::put_ref_counts(this, &r.node, r.strong > 0, true);
-        }
-        thread::release_work(&mut todo);
+    }
+
+    /// Frees a released process's buffers (their target nodes' strong
+    /// counts go) and its mapping, whose pages leave the shrinker's list.
+    fn free_mapping(this: &Arc<Self>) {
         let mut inner = this.inner.lock();
         inner.deaths = KVec::new();
-        // The buffers' target nodes hold strong counts: drop them.
         let mut nodes = KVec::new();
         if let Some(map) = inner.mapping.as_mut() {
             let mut offsets = KVec::new();

@@ -25,8 +25,8 @@ pub(crate) const LOOPER_INVALID: u32 = 0x08;
 const LOOPER_WAITING: u32 = 0x10;
 pub(crate) const LOOPER_POLL: u32 = 0x20;
 
-/// The room a read needs for one more item: a command and a transaction,
-/// or two node commands and more.
+/// The room a read needs before it takes an item, as C checks it: a
+/// command and a `binder_transaction_data_secctx` (64 + 8 bytes).
 const ITEM_ROOM: usize = 64 + 8 + 4;
 
 /// A thread of a process, known by the pid of the task.

@@ -14,8 +14,7 @@ use kernel::uapi::binder::{obj, tf};
 use kernel::user::UserSlice;
 use kernel::{new_mutex, pin_init};
 
-use crate::allocation::Mapping;
-use crate::allocation::TxnBuffer;
+use crate::allocation::{Mapping, Object, TxnBuffer};
 use crate::defs::{align8, put_u32, put_u64, u32_at, u64_at, TxnData};
 use crate::error::BinderError;
 use crate::node::{dec_node, inc_node, Node};
@@ -559,63 +558,14 @@ fn translate(
             return Err(BinderError::new_failed());
         }
         off_min = o.off + uapi::FLAT_OBJECT_SIZE;
-        let b = &mut o.bytes;
         match o.ty {
             obj::TYPE_BINDER | obj::TYPE_WEAK_BINDER => {
-                let (flags, ptr, cookie) = (u32_at(b, 4), u64_at(b, 8), u64_at(b, 16));
-                security::binder_transfer_binder(&this.cred, &target.proc.cred)?;
-                let node = Process::get_or_new_node(this, ptr, cookie, flags)?;
-                if node.cookie != cookie {
-                    return Err(BinderError::new_failed());
-                }
-                let strong = o.ty == obj::TYPE_BINDER;
-                let handle = Process::inc_ref_for_node(&target.proc, &node, strong, Some(tid))?;
-                let ty = if strong {
-                    obj::TYPE_HANDLE
-                } else {
-                    obj::TYPE_WEAK_HANDLE
-                };
-                put_u32(b, 0, ty);
-                put_u64(b, 8, handle.into());
-                put_u64(b, 16, 0);
+                translate_binder(this, tid, target, &mut o)?
             }
-            obj::TYPE_HANDLE | obj::TYPE_WEAK_HANDLE => {
-                let strong = o.ty == obj::TYPE_HANDLE;
-                security::binder_transfer_binder(&this.cred, &target.proc.cred)?;
-                let node = {
-                    let mut inner = this.inner.lock();
-                    let r = inner
-                        .ref_by_handle(u32_at(b, 8), strong)
-                        .ok_or_else(BinderError::new_failed)?;
-                    r.node.clone()
-                };
-                if Arc::ptr_eq(&node.owner, &target.proc) {
-                    inc_node(&mut target.proc.inner.lock(), &node, strong, false, None)?;
-                    let ty = if strong {
-                        obj::TYPE_BINDER
-                    } else {
-                        obj::TYPE_WEAK_BINDER
-                    };
-                    put_u32(b, 0, ty);
-                    put_u64(b, 8, node.ptr);
-                    put_u64(b, 16, node.cookie);
-                } else {
-                    let handle = Process::inc_ref_for_node(&target.proc, &node, strong, None)?;
-                    put_u64(b, 8, handle.into());
-                    put_u64(b, 16, 0);
-                }
-            }
+            obj::TYPE_HANDLE | obj::TYPE_WEAK_HANDLE => translate_handle(this, target, &mut o)?,
             obj::TYPE_FD => {
-                let allowed = match &target.in_reply_to {
-                    Some(t) => t.flags & tf::ACCEPT_FDS != 0,
-                    None => target.node.as_ref().is_some_and(|n| n.accept_fds),
-                };
-                if !allowed {
-                    return Err(BinderError::new_failed());
-                }
-                let file = FileRef::fget(u32_at(b, 8))?;
-                security::binder_transfer_file(&this.cred, &target.proc.cred, &file)?;
-                fds.push((o.off + 8, file), GFP_KERNEL)?;
+                // Its number is written when the receiver reads it.
+                fds.push((o.off + 8, translate_fd(this, target, &o)?), GFP_KERNEL)?;
                 *done = i + 1;
                 continue;
             }
@@ -630,6 +580,84 @@ fn translate(
     Ok(())
 }
 // ANCHOR_END: translate
+
+/// A node of the sender becomes a handle of the target: the node is made
+/// if new, and the target's reference to it counted (its first count is
+/// news for the sender thread `tid`'s list).
+fn translate_binder(
+    this: &Arc<Process>,
+    tid: u64,
+    target: &Target,
+    o: &mut Object,
+) -> Result<(), BinderError> {
+    let b = &mut o.bytes;
+    let (flags, ptr, cookie) = (u32_at(b, 4), u64_at(b, 8), u64_at(b, 16));
+    security::binder_transfer_binder(&this.cred, &target.proc.cred)?;
+    let node = Process::get_or_new_node(this, ptr, cookie, flags)?;
+    if node.cookie != cookie {
+        return Err(BinderError::new_failed());
+    }
+    let strong = o.ty == obj::TYPE_BINDER;
+    let handle = Process::inc_ref_for_node(&target.proc, &node, strong, Some(tid))?;
+    let ty = if strong {
+        obj::TYPE_HANDLE
+    } else {
+        obj::TYPE_WEAK_HANDLE
+    };
+    put_u32(b, 0, ty);
+    put_u64(b, 8, handle.into());
+    put_u64(b, 16, 0);
+    Ok(())
+}
+
+/// A handle of the sender becomes the target's own node, if the target
+/// owns it, else the target's handle for the same node.
+fn translate_handle(
+    this: &Arc<Process>,
+    target: &Target,
+    o: &mut Object,
+) -> Result<(), BinderError> {
+    let strong = o.ty == obj::TYPE_HANDLE;
+    let b = &mut o.bytes;
+    security::binder_transfer_binder(&this.cred, &target.proc.cred)?;
+    let node = {
+        let mut inner = this.inner.lock();
+        let r = inner
+            .ref_by_handle(u32_at(b, 8), strong)
+            .ok_or_else(BinderError::new_failed)?;
+        r.node.clone()
+    };
+    if Arc::ptr_eq(&node.owner, &target.proc) {
+        inc_node(&mut target.proc.inner.lock(), &node, strong, false, None)?;
+        let ty = if strong {
+            obj::TYPE_BINDER
+        } else {
+            obj::TYPE_WEAK_BINDER
+        };
+        put_u32(b, 0, ty);
+        put_u64(b, 8, node.ptr);
+        put_u64(b, 16, node.cookie);
+    } else {
+        let handle = Process::inc_ref_for_node(&target.proc, &node, strong, None)?;
+        put_u64(b, 8, handle.into());
+        put_u64(b, 16, 0);
+    }
+    Ok(())
+}
+
+/// The sender's file of a file object, if the target accepts files.
+fn translate_fd(this: &Arc<Process>, target: &Target, o: &Object) -> Result<FileRef, BinderError> {
+    let allowed = match &target.in_reply_to {
+        Some(t) => t.flags & tf::ACCEPT_FDS != 0,
+        None => target.node.as_ref().is_some_and(|n| n.accept_fds),
+    };
+    if !allowed {
+        return Err(BinderError::new_failed());
+    }
+    let file = FileRef::fget(u32_at(&o.bytes, 8))?;
+    security::binder_transfer_file(&this.cred, &target.proc.cred, &file)?;
+    Ok(file)
+}
 
 // ANCHOR: failed_reply
 /// Tells the thread waiting for `t`'s reply that none will come, or, if
