@@ -306,7 +306,7 @@ fn send(
         free(&target.node);
         return Err(e);
     }
-    let t = new_transaction(this, tid, tr, reply, oneway, &target, offset, fds);
+    let t = new_transaction(this, tid, tr, !reply && !oneway, &target, offset, fds);
     // The buffer holds a strong count on the node until it is freed.
     let t = t.ok().filter(|_| {
         let mut ti = to.inner.lock();
@@ -325,18 +325,15 @@ fn send(
 /// The transaction of `tr` from thread `tid`, whose buffer is at `offset`
 /// in the target's mapping: a synchronous call goes on top of the
 /// sender's stack and remembers its sender.
-#[allow(clippy::too_many_arguments)]
 fn new_transaction(
     this: &Arc<Process>,
     tid: u64,
     tr: &TxnData,
-    reply: bool,
-    oneway: bool,
+    sync_call: bool,
     target: &Target,
     offset: usize,
     fds: KVec<(usize, FileRef)>,
 ) -> Result<Arc<Transaction>> {
-    let sync_call = !reply && !oneway;
     let parent = if sync_call {
         this.inner.lock().thread(tid).and_then(|t| t.stack.clone())
     } else {
@@ -366,7 +363,10 @@ fn new_transaction(
 /// Queues `t` for its target, and its completion for the sender; on
 /// failure, undoes the whole transaction (its objects' counts, its
 /// buffer, its node's count).
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the transaction's parts, as `send` made them"
+)]
 fn deliver(
     this: &Arc<Process>,
     tid: u64,
