@@ -354,6 +354,73 @@ mod tests {
         assert_eq!(relocate_makefile("x := 1\n", "/c"), "x := 1\n");
     }
 
+    fn base(cache: &Path) -> Toolchain {
+        Toolchain {
+            abi: "6.1.0-57-amd64".into(),
+            kdir: "/usr/src/linux-headers-6.1.0-57-amd64".into(),
+            vmlinuz: "/c/6.1/vmlinuz".into(),
+            boot_kernel: "/c/6.1/vmlinux".into(),
+            modules_dir: "/c/6.1/lib/modules".into(),
+            cache: cache.to_owned(),
+            debug: false,
+            rust_target_dir: None,
+        }
+    }
+
+    #[test]
+    fn toolchain_of_a_cached_series() {
+        let d = tempfile::tempdir().unwrap();
+        let abi = "6.12.95+deb12-amd64";
+        fs::write(d.path().join("guest-6.12"), format!("{abi}\n")).unwrap();
+        crate::testutil::write(
+            d.path(),
+            &[
+                (&format!("{abi}/boot/vmlinuz-{abi}"), "not a bzImage"),
+                (&format!("{abi}/usr/src/linux-headers-{abi}/Makefile"), ""),
+            ],
+        );
+        let tc = toolchain_for(Linux::V6_12, base(d.path()), Path::new("/w")).unwrap();
+        let dir = d.path().join(abi);
+        assert_eq!(tc.abi, abi);
+        assert_eq!(tc.kdir, dir.join(format!("usr/src/linux-headers-{abi}")));
+        // No XZ payload: the bzImage itself boots.
+        assert_eq!(tc.boot_kernel, dir.join(format!("boot/vmlinuz-{abi}")));
+        assert_eq!(tc.modules_dir, dir.join("lib/modules").join(abi));
+        assert_eq!(
+            tc.rust_target_dir.as_deref(),
+            Some(Path::new("/w/target/guest-6.12"))
+        );
+        // 6.1 is the host's: the base toolchain as it is.
+        let same = toolchain_for(Linux::V6_1, base(d.path()), Path::new("/w")).unwrap();
+        assert_eq!(same.kdir, base(d.path()).kdir);
+        assert_eq!(same.rust_target_dir, None);
+    }
+
+    #[test]
+    fn debug_kernel_only_on_6_1() {
+        use crate::tools::debugkernel::KernelChoice;
+        let d = tempfile::tempdir().unwrap();
+        let e = crate::run::guest_toolchain(
+            Some(Linux::V6_12),
+            Some(KernelChoice::Debug),
+            base(d.path()),
+            &Ok("/w".into()),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--kernel debug is built from 6.1 only, not --guest 6.12"
+        );
+        let tc = crate::run::guest_toolchain(
+            None,
+            Some(KernelChoice::Debug),
+            base(d.path()),
+            &Err(anyhow::anyhow!("no workspace")),
+        )
+        .unwrap();
+        assert_eq!(tc.kdir, base(d.path()).kdir);
+    }
+
     #[test]
     fn cached_only_when_complete() {
         let d = tempfile::tempdir().unwrap();
