@@ -268,6 +268,15 @@ fn main() {
         .allowlist_function("blk_mq_(un)?freeze_queue")
         .allowlist_function("blk_mq_(un)?quiesce_queue")
         .allowlist_function("blk_mark_disk_dead")
+        .allowlist_function("blk_queue_io_(min|opt)")
+        .allowlist_function("blk_queue_max_discard_(sectors|segments)")
+        .allowlist_function("blk_queue_max_write_zeroes_sectors")
+        .allowlist_function("blkdev_compat_ptr_ioctl")
+        .opaque_type("block_device")
+        // Capabilities (src/cred.rs) and NVMe's passthrough uapi (src/uapi.rs).
+        .allowlist_function("capable")
+        .allowlist_var("CAP_SYS_ADMIN")
+        .allowlist_type("nvme_passthru_cmd")
         .allowlist_function("sg_init_table")
         .allowlist_function("blk_mq_map_queues")
         .allowlist_type("hctx_type")
@@ -295,6 +304,11 @@ const KERNEL_CFGS: &[(&str, (u32, u32), &str)] = &[
         "kernel_zap_page_range_single",
         (6, 3),
         "zap_page_range is gone, zap_page_range_single is exported",
+    ),
+    (
+        "kernel_blk_mode",
+        (6, 5),
+        "a disk's open takes the gendisk and a blk_mode_t, release only the gendisk",
     ),
     (
         "kernel_shrinker_alloc",

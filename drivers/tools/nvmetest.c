@@ -23,9 +23,11 @@
  *                                       every sector of that plan must be
  *                                       of generation G, every other one of
  *                                       an older generation
- *   nvmetest inflight DEV --seconds T   reads from four threads until T
+ *   nvmetest inflight DEV --seconds T [--ioctl-after]
+ *                                       reads from four threads until T
  *                                       seconds pass or I/O fails (a driver
- *                                       unbound under it): says how it ended
+ *                                       unbound under it): says how it
+ *                                       ended; then NVME_IOCTL_ID's answer
  *   nvmetest bench DEV randread|seqread --bs BYTES --qd N --seconds T
  *                                       O_DIRECT reads through Linux AIO at
  *                                       queue depth N: IOPS and MB/s
@@ -35,6 +37,21 @@
  *                                       first; waits for DEV to open
  *   nvmetest unbind                     unbinds it from its driver
  *   nvmetest wait DEV [--seconds T]     waits up to T (30) s for DEV to open
+ *   nvmetest limits DEV                 the queue's sizes and limits as
+ *                                       ioctls and sysfs give them
+ *   nvmetest discard DEV --at S --sectors N
+ *                                       BLKDISCARD of N sectors from S, a
+ *                                       punched hole (write zeroes without
+ *                                       fallback) and BLKZEROOUT there,
+ *                                       each checked, then the sectors'
+ *                                       old contents written back
+ *   nvmetest ioctl DEV                  NVME_IOCTL_ID, and Identify through
+ *                                       NVME_IOCTL_ADMIN_CMD: allowed, and
+ *                                       refused as both drivers refuse it
+ *   nvmetest hostile DEV                NVME_IOCTL_ADMIN_CMD with what rnvme
+ *                                       refuses (lengths, opcodes, metadata,
+ *                                       addresses): each errno; and a short
+ *                                       length, which rnvme respects
  *
  * The pattern (see vm/src/disk.rs, which writes the host's images): every
  * 512-byte sector holds "NVMEPAT1", its LBA, the image's seed and its
@@ -58,6 +75,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,9 +100,14 @@ static const char *errname(int e)
 	case EOPNOTSUPP: return "EOPNOTSUPP";
 	case EPERM: return "EPERM";
 	case EACCES: return "EACCES";
+	case EFAULT: return "EFAULT";
+	case ENOTTY: return "ENOTTY";
+	case EOVERFLOW: return "EOVERFLOW";
 	default: return "E?";
 	}
 }
+
+static void usage(void);
 
 static void die(const char *what)
 {
@@ -662,7 +685,9 @@ static void *read_ops(void *arg)
 	return NULL;
 }
 
-static int cmd_inflight(const char *path, double seconds)
+#define NVME_IOCTL_ID _IO('N', 0x40)
+
+static int cmd_inflight(const char *path, double seconds, int ioctl_after)
 {
 	struct dev d = open_dev(path, O_RDONLY);
 	struct reader r[4];
@@ -701,6 +726,13 @@ static int cmd_inflight(const char *path, double seconds)
 	for (int k = 0; k < n; k++)
 		printf(" %s", errname(errs[k]));
 	printf("\n");
+	/* The disk is gone, its file still open: the driver's ioctl must not run. */
+	if (ioctl_after) {
+		int ret = ioctl(d.fd, NVME_IOCTL_ID);
+
+		printf("then NVME_IOCTL_ID: %s\n", ret < 0 ? errname(errno) : "not refused");
+	}
+	close(d.fd);
 	return 0;
 }
 
@@ -880,6 +912,14 @@ static const char *opt(int argc, char **argv, const char *name)
 	return NULL;
 }
 
+static int flag(int argc, char **argv, const char *name)
+{
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return 1;
+	return 0;
+}
+
 static long num(int argc, char **argv, const char *name, long dflt)
 {
 	const char *v = opt(argc, argv, name);
@@ -914,9 +954,280 @@ static double seconds(int argc, char **argv, double dflt)
 	return s;
 }
 
+/* ---- Limits, discard, write zeroes and NVMe's ioctls ---- */
+
+/* /sys/block/NAME/queue/FILE of DEV (a whole disk), as a number. */
+static long long queue_attr(const char *dev, const char *file)
+{
+	const char *name = strrchr(dev, '/') ? strrchr(dev, '/') + 1 : dev;
+	char path[256], text[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/%s", name, file);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(text, sizeof(text), f))
+		text[0] = 0;
+	fclose(f);
+	return atoll(text);
+}
+
+static int cmd_limits(const char *dev)
+{
+	static const char *const attrs[] = {
+		"logical_block_size", "physical_block_size", "minimum_io_size",
+		"optimal_io_size", "discard_granularity", "discard_max_hw_bytes",
+		"discard_max_bytes", "max_discard_segments", "write_zeroes_max_bytes",
+		"max_hw_sectors_kb",
+	};
+	struct dev d = open_dev(dev, O_RDONLY);
+	unsigned int u;
+	int i;
+
+	if (ioctl(d.fd, BLKIOOPT, &u))
+		die("BLKIOOPT");
+	printf("BLKIOOPT %u\n", u);
+	if (ioctl(d.fd, BLKIOMIN, &u))
+		die("BLKIOMIN");
+	printf("BLKIOMIN %u\n", u);
+	if (ioctl(d.fd, BLKPBSZGET, &u))
+		die("BLKPBSZGET");
+	printf("BLKPBSZGET %u\n", u);
+	if (ioctl(d.fd, BLKDISCARDZEROES, &u))
+		die("BLKDISCARDZEROES");
+	printf("BLKDISCARDZEROES %u\n", u);
+	for (i = 0; i < (int)(sizeof(attrs) / sizeof(attrs[0])); i++)
+		printf("%s %lld\n", attrs[i], queue_attr(dev, attrs[i]));
+	close(d.fd);
+	return 0;
+}
+
+/* What the range [at, at + n) holds: "zeroes", "unchanged" or "changed". */
+static const char *range_state(int fd, uint64_t at, uint64_t n, const uint8_t *before)
+{
+	size_t bytes = n * SECTOR, i;
+	uint8_t *p = aligned(bytes);
+	const char *what = "zeroes";
+
+	if (pread(fd, p, bytes, at * SECTOR) != (ssize_t)bytes)
+		die("pread");
+	for (i = 0; i < bytes && p[i] == 0; i++)
+		;
+	if (i < bytes)
+		what = memcmp(p, before, bytes) ? "changed" : "unchanged";
+	free(p);
+	return what;
+}
+
+static int cmd_discard(const char *dev, uint64_t at, uint64_t n)
+{
+	struct dev d = open_dev(dev, O_RDWR);
+	size_t bytes = n * SECTOR;
+	uint8_t *before = aligned(bytes);
+	uint64_t range[2] = { at * SECTOR, bytes };
+	int failed = 0;
+
+	if (!n || at + n > d.sectors || (at | n) % (d.lbs / SECTOR))
+		usage();
+	if (pread(d.fd, before, bytes, at * SECTOR) != (ssize_t)bytes)
+		die("pread");
+	/* What a discard leaves is the device's choice: print it only. */
+	if (ioctl(d.fd, BLKDISCARD, range)) {
+		printf("BLKDISCARD: %s\n", errname(errno));
+		failed = 1;
+	} else {
+		printf("BLKDISCARD: 0, the range is %s\n",
+		       range_state(d.fd, at, n, before));
+	}
+	/* A hole: REQ_OP_WRITE_ZEROES, no fallback to writing zeroes. */
+	if (fallocate(d.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at * SECTOR, bytes)) {
+		printf("punch hole: %s\n", errname(errno));
+		failed = 1;
+	} else {
+		const char *what = range_state(d.fd, at, n, before);
+
+		printf("punch hole: 0, the range is %s\n", what);
+		failed |= strcmp(what, "zeroes") != 0;
+	}
+	if (pwrite(d.fd, before, bytes, at * SECTOR) != (ssize_t)bytes || fsync(d.fd))
+		die("pwrite");
+	if (ioctl(d.fd, BLKZEROOUT, range)) {
+		printf("BLKZEROOUT: %s\n", errname(errno));
+		failed = 1;
+	} else {
+		const char *what = range_state(d.fd, at, n, before);
+
+		printf("BLKZEROOUT: 0, the range is %s\n", what);
+		failed |= strcmp(what, "zeroes") != 0;
+	}
+	if (pwrite(d.fd, before, bytes, at * SECTOR) != (ssize_t)bytes || fsync(d.fd))
+		die("pwrite");
+	const char *back = range_state(d.fd, at, n, before);
+
+	printf("old contents written back: the range is %s\n", back);
+	failed |= strcmp(back, "unchanged") != 0;
+	free(before);
+	close(d.fd);
+	return failed;
+}
+
+/* struct nvme_passthru_cmd (linux/nvme_ioctl.h), spelled out. */
+struct passthru {
+	uint8_t opcode, flags;
+	uint16_t rsvd1;
+	uint32_t nsid, cdw2, cdw3;
+	uint64_t metadata, addr;
+	uint32_t metadata_len, data_len;
+	uint32_t cdw10, cdw11, cdw12, cdw13, cdw14, cdw15;
+	uint32_t timeout_ms, result;
+};
+
+#define NVME_IOCTL_ADMIN_CMD _IOWR('N', 0x41, struct passthru)
+
+/* An Identify of CNS `cns` for `nsid` into `buf` (`len` bytes). */
+static struct passthru identify(uint32_t cns, uint32_t nsid, void *buf, uint32_t len)
+{
+	struct passthru c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = 0x06;
+	c.nsid = nsid;
+	c.cdw10 = cns;
+	c.addr = (uintptr_t)buf;
+	c.data_len = len;
+	return c;
+}
+
+/* The ioctl's result as "0", "status 0x..." or the errno's name. */
+static const char *admin(int fd, struct passthru *c)
+{
+	static char text[32];
+	int ret = ioctl(fd, NVME_IOCTL_ADMIN_CMD, c);
+
+	if (ret < 0)
+		return errname(errno);
+	snprintf(text, sizeof(text), ret ? "status %#x" : "0", ret);
+	return text;
+}
+
+static void text_field(const char *name, const uint8_t *p, int n)
+{
+	while (n > 0 && p[n - 1] == ' ')
+		n--;
+	printf(" %s '%.*s'", name, n, (const char *)p);
+}
+
+/* An unmapped page of our address space. */
+static void *hole(void)
+{
+	void *p = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED || munmap(p, PAGE))
+		die("mmap");
+	return p;
+}
+
+static int cmd_ioctl(const char *dev)
+{
+	struct dev d = open_dev(dev, O_RDONLY);
+	uint8_t *page = aligned(PAGE);
+	struct passthru c;
+	int nsid = ioctl(d.fd, NVME_IOCTL_ID);
+	pid_t child;
+	int status;
+
+	if (nsid < 0)
+		printf("NVME_IOCTL_ID: %s\n", errname(errno));
+	else
+		printf("NVME_IOCTL_ID: %d\n", nsid);
+	c = identify(1, 0, page, PAGE);
+	c.result = ~0u;
+	printf("identify controller: %s,", admin(d.fd, &c));
+	printf(" result %u,", c.result);
+	text_field("model", page + 24, 40);
+	text_field("serial", page + 4, 20);
+	printf(" oncs %#x nn %u\n", page[520] | page[521] << 8,
+	       (unsigned)(page[516] | page[517] << 8 | page[518] << 16 | (uint32_t)page[519] << 24));
+	memset(page, 0, PAGE);
+	c = identify(0, nsid > 0 ? nsid : 1, page, PAGE);
+	printf("identify namespace: %s,", admin(d.fd, &c));
+	printf(" nsze %llu flbas %u\n", (unsigned long long)get64(page), page[26]);
+	c = identify(0xff, 0, page, PAGE);
+	printf("identify CNS 0xff: %s\n", admin(d.fd, &c));
+	c = identify(1, 0, page, PAGE);
+	c.flags = 1;
+	printf("flags set: %s\n", admin(d.fd, &c));
+	printf("command at NULL: %s\n", admin(d.fd, NULL));
+	printf("command at an unmapped page: %s\n", admin(d.fd, hole()));
+	c = identify(1, 0, hole(), PAGE);
+	printf("data at an unmapped page: %s\n", admin(d.fd, &c));
+	/* Without CAP_SYS_ADMIN: a child that became nobody. */
+	child = fork();
+	if (child == 0) {
+		if (setgid(65534) || setuid(65534))
+			die("setuid");
+		c = identify(1, 0, page, PAGE);
+		printf("as nobody: %s\n", admin(d.fd, &c));
+		printf("as nobody, NVME_IOCTL_ID: %d\n", ioctl(d.fd, NVME_IOCTL_ID));
+		exit(0);
+	}
+	if (child < 0 || waitpid(child, &status, 0) != child)
+		die("fork");
+	close(d.fd);
+	free(page);
+	return 0;
+}
+
+static int cmd_hostile(const char *dev)
+{
+	struct dev d = open_dev(dev, O_RDONLY);
+	uint8_t *page = aligned(2 * PAGE);
+	struct passthru c;
+	static const uint32_t lens[] = { 0, PAGE + 1, 2 * PAGE, 0x7fffffff, 0xffffffff };
+	static const uint8_t opcodes[] = { 0x02, 0x09, 0x0a, 0x80, 0xc0, 0xff };
+	int i;
+
+	/*
+	 * Part of the structure: the first 64 bytes only. (The C driver maps
+	 * the buffer's page for the device, which writes all 4096 bytes of
+	 * Identify's data into it: byte 64 is written there.)
+	 */
+	c = identify(1, 0, page, 64);
+	printf("identify controller, 64 bytes: %s,", admin(d.fd, &c));
+	printf(" byte 64 %s\n", page[64] ? "written" : "untouched");
+	for (i = 0; i < (int)(sizeof(lens) / sizeof(lens[0])); i++) {
+		c = identify(1, 0, page, lens[i]);
+		printf("data_len %u: %s\n", lens[i], admin(d.fd, &c));
+	}
+	for (i = 0; i < (int)sizeof(opcodes); i++) {
+		c = identify(1, 0, page, PAGE);
+		c.opcode = opcodes[i];
+		printf("opcode %#04x: %s\n", opcodes[i], admin(d.fd, &c));
+	}
+	c = identify(1, 0, page, PAGE);
+	c.metadata = (uintptr_t)(page + PAGE);
+	c.metadata_len = 64;
+	printf("metadata: %s\n", admin(d.fd, &c));
+	c = identify(1, 0, (void *)0xffff888000000000ULL, PAGE);
+	printf("data at a kernel address: %s\n", admin(d.fd, &c));
+	c = identify(1, 0, (void *)(~0ULL - 100), PAGE);
+	printf("data that wraps the address space: %s\n", admin(d.fd, &c));
+	printf("command at a kernel address: %s\n",
+	       admin(d.fd, (struct passthru *)0xffff888000000000ULL));
+	/* The data's page read-only: the device's answer cannot be written. */
+	if (mprotect(page, PAGE, PROT_READ))
+		die("mprotect");
+	c = identify(1, 0, page, PAGE);
+	printf("data in a read-only page: %s\n", admin(d.fd, &c));
+	printf("unknown ioctl: %s\n", ioctl(d.fd, _IO('N', 0x4f)) < 0 ? errname(errno) : "0");
+	close(d.fd);
+	return 0;
+}
+
 static void usage(void)
 {
-	printf("usage: nvmetest hash|check|write|verify|inflight|bench|wait DEV ... | bind DRIVER [DEV] | unbind\n");
+	printf("usage: nvmetest hash|check|write|verify|inflight|bench|wait|limits|discard|ioctl|hostile DEV ... | bind DRIVER [DEV] | unbind\n");
 	exit(2);
 }
 
@@ -961,7 +1272,15 @@ int main(int argc, char **argv)
 		return !strcmp(cmd, "write") ? cmd_write(dev, &p) : cmd_verify(dev, &p);
 	}
 	if (!strcmp(cmd, "inflight"))
-		return cmd_inflight(dev, seconds(argc, argv, 10));
+		return cmd_inflight(dev, seconds(argc, argv, 10), flag(argc, argv, "--ioctl-after"));
+	if (!strcmp(cmd, "limits"))
+		return cmd_limits(dev);
+	if (!strcmp(cmd, "discard"))
+		return cmd_discard(dev, num(argc, argv, "--at", 0), num(argc, argv, "--sectors", 8));
+	if (!strcmp(cmd, "ioctl"))
+		return cmd_ioctl(dev);
+	if (!strcmp(cmd, "hostile"))
+		return cmd_hostile(dev);
 	if (!strcmp(cmd, "bench") && argc > 3) {
 		int seq = !strcmp(argv[3], "seqread");
 

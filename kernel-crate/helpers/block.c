@@ -211,3 +211,55 @@ unsigned int rust_helper_nr_cpu_ids(void)
 {
 	return nr_cpu_ids;
 }
+
+/*
+ * Whether the request carries data pages (a read or a write): a discard or
+ * write-zeroes request has bios with a size but no pages, which
+ * blk_rq_map_sg and rq_for_each_segment would read as pages.
+ */
+bool rust_helper_rq_has_data(struct request *rq)
+{
+	return rq->bio && bio_has_data(rq->bio);
+}
+
+/* The bios of a request, for discard ranges (__rq_for_each_bio). */
+struct bio *rust_helper_rq_first_bio(struct request *rq)
+{
+	return rq->bio;
+}
+
+struct bio *rust_helper_bio_next(struct bio *bio)
+{
+	return bio->bi_next;
+}
+
+u64 rust_helper_bio_sector(struct bio *bio)
+{
+	return bio->bi_iter.bi_sector;
+}
+
+unsigned int rust_helper_bio_size(struct bio *bio)
+{
+	return bio->bi_iter.bi_size;
+}
+
+void rust_helper_blk_queue_discard_granularity(struct request_queue *q,
+					       unsigned int bytes)
+{
+	q->limits.discard_granularity = bytes;
+}
+
+void rust_helper_disk_set_private_data(struct gendisk *disk, void *data)
+{
+	disk->private_data = data;
+}
+
+void *rust_helper_disk_private_data(struct gendisk *disk)
+{
+	return disk->private_data;
+}
+
+struct gendisk *rust_helper_bdev_disk(struct block_device *bdev)
+{
+	return bdev->bd_disk;
+}

@@ -188,6 +188,16 @@ dma_addr_t rust_helper_sg_dma_address(struct scatterlist *sg);
 unsigned int rust_helper_sg_dma_len(struct scatterlist *sg);
 struct page *rust_helper_sg_page(struct scatterlist *sg);
 unsigned int rust_helper_nr_cpu_ids(void);
+bool rust_helper_rq_has_data(struct request *rq);
+struct bio *rust_helper_rq_first_bio(struct request *rq);
+struct bio *rust_helper_bio_next(struct bio *bio);
+u64 rust_helper_bio_sector(struct bio *bio);
+unsigned int rust_helper_bio_size(struct bio *bio);
+void rust_helper_blk_queue_discard_granularity(struct request_queue *q,
+					       unsigned int bytes);
+void rust_helper_disk_set_private_data(struct gendisk *disk, void *data);
+void *rust_helper_disk_private_data(struct gendisk *disk);
+struct gendisk *rust_helper_bdev_disk(struct block_device *bdev);
 
 /* Red-black trees (kernel-crate/src/rbtree.rs). */
 #include <linux/rbtree.h>

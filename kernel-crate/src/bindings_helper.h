@@ -28,6 +28,8 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <uapi/linux/android/binder.h>
+#include <uapi/linux/nvme_ioctl.h>
+#include <linux/capability.h>
 /* PCI, MMIO, DMA, interrupts, delays, ids (pci.rs, io.rs, dma.rs, irq.rs,
  * delay.rs, ida.rs, device.rs). */
 #include <linux/delay.h>

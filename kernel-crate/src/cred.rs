@@ -77,3 +77,12 @@ impl File {
         unsafe { Credential::from_raw(cred) }
     }
 }
+
+/// Whether the current task has `CAP_SYS_ADMIN` in the initial user
+/// namespace (`capable(CAP_SYS_ADMIN)`), as C drivers ask before they let
+/// user space send raw commands to a device. Like C's `capable`, a yes is
+/// recorded (the task's `PF_SUPERPRIV`) and an LSM may say no.
+pub fn capable_sys_admin() -> bool {
+    // SAFETY: `capable` only reads the current task's credentials.
+    unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as core::ffi::c_int) }
+}

@@ -96,3 +96,29 @@ pub mod binder {
         }
     }
 }
+
+/// NVMe's ioctls on a namespace's block device.
+///
+/// C header: [`include/uapi/linux/nvme_ioctl.h`](https://elixir.bootlin.com/linux/v6.1/source/include/uapi/linux/nvme_ioctl.h).
+pub mod nvme {
+    use crate::bindings;
+    use crate::ioctl::{io, iowr};
+    use core::mem::{offset_of, size_of};
+
+    /// `struct nvme_passthru_cmd` (`nvme_admin_cmd`): 72 bytes.
+    pub const PASSTHRU_CMD_SIZE: usize = size_of::<bindings::nvme_passthru_cmd>();
+    /// Where in it the kernel writes the command's result dword.
+    pub const PASSTHRU_RESULT_OFFSET: usize = offset_of!(bindings::nvme_passthru_cmd, result);
+
+    /// `NVME_IOCTL_ID`: the namespace id, as the return value.
+    pub const IOCTL_ID: u32 = io(b'N', 0x40);
+    /// `NVME_IOCTL_ADMIN_CMD`: an admin command from user space.
+    pub const IOCTL_ADMIN_CMD: u32 = iowr::<bindings::nvme_passthru_cmd>(b'N', 0x41);
+
+    // The values C computes (6.1 headers): 0x4e40 and 0xc0484e41.
+    const _: () = {
+        assert!(IOCTL_ID == 0x4e40);
+        assert!(IOCTL_ADMIN_CMD == 0xc048_4e41);
+        assert!(PASSTHRU_CMD_SIZE == 72 && PASSTHRU_RESULT_OFFSET == 68);
+    };
+}

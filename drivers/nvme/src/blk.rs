@@ -6,14 +6,16 @@
 
 use kernel::block::mq::{self, Busy, Op, Queued, Request, TagSet, TimedOut, TimeoutAction};
 use kernel::dma::{self, DmaAddress, PoolBlock};
+use kernel::file::IoctlCommand;
 use kernel::irq;
 use kernel::prelude::*;
 use kernel::scatterlist::SgTable;
 use kernel::sync::{Arc, Mutex};
+use kernel::uapi::nvme;
 
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use crate::cmd::{io, Command, Completion};
+use crate::cmd::{self, io, Command, Completion};
 use crate::prp;
 use crate::queue::Queue;
 use crate::Admin;
@@ -113,6 +115,8 @@ impl mq::Operations for NvmeOps {
             Op::Read => read_write(io::READ, ns, &mut rq, dma::Direction::FromDevice),
             Op::Write => read_write(io::WRITE, ns, &mut rq, dma::Direction::ToDevice),
             Op::Flush => Ok(Command::new(io::FLUSH).nsid(ns.nsid)),
+            Op::Discard => discard(ns, &mut rq),
+            Op::WriteZeroes => write_zeroes(ns, &rq),
             _ => Err(EOPNOTSUPP),
         };
         let cmd = match cmd {
@@ -160,6 +164,18 @@ impl mq::Operations for NvmeOps {
         }
     }
     // ANCHOR_END: map_queues
+
+    // ANCHOR: ioctl
+    /// The namespace's id (`NVME_IOCTL_ID`) and Identify from user space
+    /// (`NVME_IOCTL_ADMIN_CMD`, see `Admin::user_identify`).
+    fn ioctl(ns: &NsData, cmd: IoctlCommand) -> Result<i32> {
+        match cmd.cmd {
+            nvme::IOCTL_ID => i32::try_from(ns.nsid).map_err(|_| EOVERFLOW),
+            nvme::IOCTL_ADMIN_CMD => ns.shared.admin.user_identify(cmd.arg),
+            _ => Err(ENOTTY),
+        }
+    }
+    // ANCHOR_END: ioctl
 
     fn commit_rqs(queue: &Arc<Queue>, _ns: &NsData) {
         queue.ring();
@@ -263,6 +279,58 @@ fn read_write(
         .cdw(12, blocks - 1))
 }
 // ANCHOR_END: read_write
+
+// ANCHOR: discard
+/// A dataset management command that deallocates `rq`'s ranges (one per
+/// bio: blk-mq merges up to `DSM_MAX_RANGES` discards into one request),
+/// listed in a page from the PRP pool that the request keeps until it is
+/// released. The page is whole, as in the C driver: some controllers read
+/// all of it whatever the number of ranges says.
+fn discard(ns: &NsData, rq: &mut Request<NvmeOps>) -> Result<Command> {
+    let shift = ns.block_shift;
+    let list = dma::Pool::alloc(&ns.shared.pool, GFP_ATOMIC)?;
+    let mut count = 0;
+    for (sector, bytes) in rq.ranges() {
+        if count >= usize::from(cmd::DSM_MAX_RANGES) {
+            return Err(EIO);
+        }
+        // A range: context attributes (0) and length in the first
+        // quadword, the first block in the second.
+        list.write(2 * count, u64::from(bytes >> shift) << 32)?;
+        list.write(2 * count + 1, sector >> (shift - 9))?;
+        count += 1;
+    }
+    if count == 0 {
+        return Err(EIO);
+    }
+    let addr = list.dma_handle();
+    rq.data_mut()
+        .lists
+        .push_within_capacity(list)
+        .map_err(|_| EIO)?;
+    Ok(Command::new(io::DSM)
+        .nsid(ns.nsid)
+        .prp(addr, 0)
+        .cdw(10, count as u32 - 1)
+        .cdw(11, cmd::DSM_DEALLOCATE))
+}
+
+/// A write zeroes command for `rq`'s blocks (at most the disk's
+/// `write_zeroes` limit, which fits the 16-bit count).
+fn write_zeroes(ns: &NsData, rq: &Request<NvmeOps>) -> Result<Command> {
+    let shift = ns.block_shift;
+    let blocks = rq.bytes() >> shift;
+    if blocks == 0 || blocks > 1 << 16 {
+        return Err(EIO);
+    }
+    let slba = rq.sector() >> (shift - 9);
+    Ok(Command::new(io::WRITE_ZEROES)
+        .nsid(ns.nsid)
+        .cdw(10, slba as u32)
+        .cdw(11, (slba >> 32) as u32)
+        .cdw(12, blocks - 1))
+}
+// ANCHOR_END: discard
 
 // ANCHOR: command_id
 /// The command identifier of a request: its tag in the low byte (the

@@ -33,7 +33,17 @@ pub(crate) mod io {
     pub(crate) const WRITE: u8 = 0x01;
     /// Read.
     pub(crate) const READ: u8 = 0x02;
+    /// Write zeroes: blocks set to zero without data.
+    pub(crate) const WRITE_ZEROES: u8 = 0x08;
+    /// Dataset management: with the AD attribute, deallocate ranges.
+    pub(crate) const DSM: u8 = 0x09;
 }
+
+/// Dataset management's cdw11: deallocate (AD).
+pub(crate) const DSM_DEALLOCATE: u32 = 1 << 2;
+/// The most ranges of one dataset management command (as the C driver's
+/// `NVME_DSM_MAX_RANGES`): 16 bytes each, one 4 KiB page.
+pub(crate) const DSM_MAX_RANGES: u16 = 256;
 
 /// Identify's CNS values.
 pub(crate) mod cns {
@@ -43,6 +53,8 @@ pub(crate) mod cns {
     pub(crate) const CONTROLLER: u32 = 0x01;
     /// The active namespace ids, in order, after a given one.
     pub(crate) const ACTIVE_NAMESPACES: u32 = 0x02;
+    /// The controller data of a command set (cdw11's CSI; 0: NVM).
+    pub(crate) const CS_CONTROLLER: u32 = 0x06;
 }
 
 /// Feature identifiers.

@@ -13,10 +13,12 @@ use kernel::dma::{self, CoherentAllocation};
 use kernel::ida::{self, Ida};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
-use kernel::{c_str, cpu, irq, new_mutex, pci, pin_init};
+use kernel::uapi::nvme;
+use kernel::user::UserSlice;
+use kernel::{c_str, cpu, cred, irq, new_mutex, pci, pin_init};
 
 use crate::blk::{self, IoIrq, IoShared, NsData, NvmeOps};
-use crate::cmd::{admin, cns, feature, Command};
+use crate::cmd::{self, admin, cns, feature, Command};
 use crate::prp;
 use crate::queue::{Queue, Shadow};
 use crate::regs::{self, Cap};
@@ -38,6 +40,15 @@ const MAX_SEGMENTS: usize = 127;
 const QUEUE_PC: u32 = 1 << 0;
 /// Create I/O completion queue, cdw11: interrupts enabled (IEN).
 const CQ_IEN: u32 = 1 << 1;
+/// Identify's data: one 4 KiB structure.
+const IDENTIFY_SIZE: usize = 4096;
+/// ONCS bits: dataset management, write zeroes.
+const ONCS_DSM: u16 = 1 << 2;
+const ONCS_WRITE_ZEROES: u16 = 1 << 3;
+/// Identify Namespace's NSFEAT bits: NAWUPF and the others apply (1),
+/// NPWG, NOWS and the others apply (4).
+const NSFEAT_ATOMICS: u8 = 1 << 1;
+const NSFEAT_IO_OPT: u8 = 1 << 4;
 
 /// The module: the registered PCI driver.
 pub(crate) struct RNvme {
@@ -63,7 +74,31 @@ struct Namespace {
     blocks: u64,
     /// log2 of the logical block size.
     block_shift: u32,
+    /// The physical block size, the minimum and the optimal I/O size, in
+    /// bytes.
+    physical: u32,
+    io_min: u32,
+    io_opt: u32,
 }
+
+// ANCHOR: limits
+/// What the controller can do beyond reads and writes, from Identify
+/// Controller and (NVMe 1.2 and later) its NVM command set data, as the C
+/// driver reads them.
+#[derive(Clone, Copy, Default)]
+struct Limits {
+    /// The largest transfer in bytes.
+    max_transfer: u64,
+    /// Dataset management: the most ranges of one command (0: not
+    /// supported) and the most blocks of one range (DMRSL, 0: no limit).
+    discard_ranges: u16,
+    discard_blocks: u32,
+    /// Write zeroes: the most sectors of one command (0: not supported).
+    zeroes_sectors: u32,
+    /// Atomic write unit power fail, in blocks less one (AWUPF).
+    awupf: u16,
+}
+// ANCHOR_END: limits
 
 // ANCHOR: admin
 /// The registers and the admin queue: what probe, remove and the timeout
@@ -280,6 +315,22 @@ impl Admin {
     /// result dword. `EIO` if the controller reports an error,
     /// `ETIMEDOUT` if it does not answer in time.
     fn command(&self, cmd: Command) -> Result<u32> {
+        self.submit(cmd)?.map_err(|status| {
+            pr_err!(
+                "{}: admin command {:#04x} failed: status {:#x}\n",
+                self.name(),
+                cmd.0[0] & 0xff,
+                status
+            );
+            EIO
+        })
+    }
+
+    /// Runs an admin command and polls for its completion: its result
+    /// dword, or the status the controller gave it. `ETIMEDOUT` if it does
+    /// not answer in time, `EIO` if the controller is not ready (a reset
+    /// disabled it).
+    fn submit(&self, cmd: Command) -> Result<core::result::Result<u32, u16>> {
         let mut admin = self.queue.lock();
         let cid = admin.next_cid;
         admin.next_cid = admin.next_cid.wrapping_add(1) % ADMIN_DEPTH;
@@ -294,15 +345,12 @@ impl Admin {
             });
             if let Some(cqe) = done {
                 if cqe.status != 0 {
-                    pr_err!(
-                        "{}: admin command {:#04x} failed: status {:#x}\n",
-                        self.name(),
-                        cmd.0[0] & 0xff,
-                        cqe.status
-                    );
-                    return Err(EIO);
+                    return Ok(Err(cqe.status));
                 }
-                return Ok(cqe.result);
+                return Ok(Ok(cqe.result));
+            }
+            if self.bar.read32::<{ regs::CSTS }>() & regs::CSTS_RDY == 0 {
+                return Err(EIO);
             }
             if deadline.has_passed() {
                 pr_err!(
@@ -316,6 +364,65 @@ impl Admin {
         }
     }
     // ANCHOR_END: admin_command
+
+    // ANCHOR: user_identify
+    /// `NVME_IOCTL_ADMIN_CMD` with the `struct nvme_passthru_cmd` at user
+    /// address `arg`, for Identify only: the data goes through a page of
+    /// our own, then to the user's buffer. Returns 0, or the controller's
+    /// status (positive) as the C driver does; errors as its
+    /// `nvme_user_cmd` in its order (`EACCES` without `CAP_SYS_ADMIN`,
+    /// `EFAULT` for memory that cannot be read or written, `EINVAL` for
+    /// flags), and ours: `EOPNOTSUPP` for another opcode, `EINVAL` for
+    /// metadata or a length that is 0 or over a page (Identify's data is
+    /// one page).
+    pub(crate) fn user_identify(&self, arg: usize) -> Result<i32> {
+        if !cred::capable_sys_admin() {
+            return Err(EACCES);
+        }
+        let raw: [u8; nvme::PASSTHRU_CMD_SIZE] = UserSlice::new(arg, nvme::PASSTHRU_CMD_SIZE)?
+            .reader()
+            .read_bytes()?;
+        let u32_at = |i: usize| u32::from_le_bytes([raw[i], raw[i + 1], raw[i + 2], raw[i + 3]]);
+        let u64_at = |i: usize| u64::from(u32_at(i)) | (u64::from(u32_at(i + 4)) << 32);
+        // struct nvme_passthru_cmd: opcode, flags, nsid at 4, metadata at
+        // 16, addr at 24, metadata_len at 32, data_len at 36, cdw10 at 40.
+        let (opcode, flags, nsid) = (raw[0], raw[1], u32_at(4));
+        if flags != 0 {
+            return Err(EINVAL);
+        }
+        if opcode != admin::IDENTIFY {
+            return Err(EOPNOTSUPP);
+        }
+        let (addr, len) = (u64_at(24), u32_at(36) as usize);
+        if u64_at(16) != 0 || u32_at(32) != 0 || len == 0 || len > IDENTIFY_SIZE {
+            return Err(EINVAL);
+        }
+        let addr = usize::try_from(addr).map_err(|_| EFAULT)?;
+        let mut out = UserSlice::new(addr, len)?.writer();
+        let page = CoherentAllocation::<u8>::alloc(self.pdev.as_dev(), IDENTIFY_SIZE, GFP_KERNEL)?;
+        // Identify's fields: the CNS and controller id (cdw10), the
+        // command set (cdw11) and the UUID index (cdw14).
+        let cmd = Command::identify(u32_at(40), nsid, page.dma_handle())
+            .cdw(11, u32_at(44))
+            .cdw(14, u32_at(56));
+        let (status, result) = match self.submit(cmd)? {
+            Ok(result) => (0, result),
+            Err(status) => (status, 0),
+        };
+        if status == 0 {
+            let mut data = KVec::with_capacity(len, GFP_KERNEL)?;
+            for i in 0..len {
+                data.push(page.read(i)?, GFP_KERNEL)?;
+            }
+            out.write_slice(&data)?;
+        }
+        let result_at = arg + nvme::PASSTHRU_RESULT_OFFSET;
+        UserSlice::new(result_at, 4)?
+            .writer()
+            .write_slice(&result.to_le_bytes())?;
+        Ok(i32::from(status))
+    }
+    // ANCHOR_END: user_identify
 
     /// Asks the controller to abort command `cid` of submission queue
     /// `sqid`.
@@ -391,8 +498,9 @@ impl Controller {
         let admin = self.admin.clone();
         enable(&admin.bar, admin.cap, &admin.queue.lock().queue)?;
         let page = CoherentAllocation::<u8>::alloc(admin.pdev.as_dev(), 4096, GFP_KERNEL)?;
-        let (nn, max_transfer, oacs) = self.identify_controller(&page)?;
-        self.identify_namespaces(&page, nn)?;
+        let (nn, oacs, limits) = self.identify_controller(&page)?;
+        let max_transfer = limits.max_transfer;
+        self.identify_namespaces(&page, nn, limits.awupf)?;
         // One I/O queue per CPU, each with a vector; the admin queue has
         // vector 0 (polled, it gets no handler).
         let want = cpu::num_online_cpus().clamp(1, 64);
@@ -424,14 +532,14 @@ impl Controller {
             want,
             granted
         );
-        self.add_disks(max_transfer)
+        self.add_disks(&limits)
     }
     // ANCHOR_END: bring_up
 
     /// Identify Controller: prints the model, serial number and largest
-    /// transfer; returns the number of namespaces, the largest transfer in
-    /// bytes and the optional admin commands supported (OACS).
-    fn identify_controller(&self, page: &CoherentAllocation<u8>) -> Result<(u32, u64, u16)> {
+    /// transfer; returns the number of namespaces, the optional admin
+    /// commands supported (OACS) and the limits.
+    fn identify_controller(&self, page: &CoherentAllocation<u8>) -> Result<(u32, u16, Limits)> {
         self.admin
             .command(Command::identify(cns::CONTROLLER, 0, page.dma_handle()))?;
         let (mut model, mut serial, mut firmware) = ([0u8; 40], [0u8; 20], [0u8; 8]);
@@ -451,12 +559,47 @@ impl Controller {
             max_transfer >> 10,
             nn
         );
-        Ok((nn, max_transfer, le::<2>(page, 256) as u16))
+        let oacs = le::<2>(page, 256) as u16;
+        let oncs = le::<2>(page, 520) as u16;
+        let version = le::<4>(page, 80) as u32;
+        let mut limits = Limits {
+            max_transfer,
+            awupf: le::<2>(page, 530) as u16,
+            ..Limits::default()
+        };
+        if oncs & ONCS_DSM != 0 {
+            limits.discard_ranges = cmd::DSM_MAX_RANGES;
+        }
+        if oncs & ONCS_WRITE_ZEROES != 0 {
+            limits.zeroes_sectors = (max_transfer >> 9) as u32;
+        }
+        // The NVM command set's own limits, from NVMe 1.2 on (as C's
+        // nvme_init_non_mdts_limits): DMRL, DMRSL, WZSL.
+        if version >= 0x1_02_00 {
+            self.admin
+                .command(Command::identify(cns::CS_CONTROLLER, 0, page.dma_handle()).cdw(11, 0))?;
+            let dmrl = le::<1>(page, 3) as u16;
+            if dmrl != 0 && limits.discard_ranges != 0 {
+                limits.discard_ranges = dmrl.min(cmd::DSM_MAX_RANGES);
+            }
+            limits.discard_blocks = le::<4>(page, 4) as u32;
+            let wzsl = le::<1>(page, 1) as u32;
+            if wzsl != 0 && limits.zeroes_sectors != 0 {
+                // In units of the minimum memory page (4 KiB here).
+                limits.zeroes_sectors = 1u32.checked_shl(wzsl + 3).unwrap_or(u32::MAX);
+            }
+        }
+        Ok((nn, oacs, limits))
     }
 
     /// Identify Namespace for each active namespace (from the active
     /// namespace list: up to 1024, of at most `nn`).
-    fn identify_namespaces(&mut self, page: &CoherentAllocation<u8>, nn: u32) -> Result {
+    fn identify_namespaces(
+        &mut self,
+        page: &CoherentAllocation<u8>,
+        nn: u32,
+        awupf: u16,
+    ) -> Result {
         self.admin.command(Command::identify(
             cns::ACTIVE_NAMESPACES,
             0,
@@ -488,11 +631,32 @@ impl Controller {
                 );
                 continue;
             }
+            // The physical block size and optimal I/O size as the C driver
+            // computes them: NPWG and NOWS if NSFEAT says they apply, the
+            // physical size cut to the atomic write unit (NAWUPF or AWUPF,
+            // if NABO is 0).
+            let (bs, nsfeat) = (1u32 << block_shift, le::<1>(page, 24) as u8);
+            let (mut physical, mut io_opt, mut atomic) = (bs, 0, bs);
+            if le::<2>(page, 42) == 0 {
+                let nawupf = le::<2>(page, 36) as u32;
+                atomic = if nsfeat & NSFEAT_ATOMICS != 0 && nawupf != 0 {
+                    (1 + nawupf) * bs
+                } else {
+                    (1 + u32::from(awupf)) * bs
+                };
+            }
+            if nsfeat & NSFEAT_IO_OPT != 0 {
+                physical = bs * (1 + le::<2>(page, 64) as u32);
+                io_opt = bs * (1 + le::<2>(page, 72) as u32);
+            }
             self.namespaces.push(
                 Namespace {
                     id,
                     blocks,
                     block_shift,
+                    physical: physical.min(atomic),
+                    io_min: physical,
+                    io_opt,
                 },
                 GFP_KERNEL,
             )?;
@@ -615,31 +779,46 @@ impl Controller {
 
     // ANCHOR: add_disks
     /// One disk per namespace, `rnvmeXnY`.
-    fn add_disks(&mut self, max_transfer: u64) -> Result {
+    fn add_disks(&mut self, limits: &Limits) -> Result {
         let shared = self.shared.clone().ok_or(EINVAL)?;
         let tag_set = self.tag_set.clone().ok_or(EINVAL)?;
         for ns in self.namespaces.iter() {
             let block_size = 1u32 << ns.block_shift;
-            let disk = GenDiskBuilder::new()
+            let mut builder = GenDiskBuilder::new()
                 .capacity_sectors(ns.blocks << (ns.block_shift - 9))
                 .logical_block_size(block_size)
-                .physical_block_size(block_size)
-                .max_hw_sectors((max_transfer >> 9) as u32)
+                .physical_block_size(ns.physical)
+                .io_min(ns.io_min)
+                .io_opt(ns.io_opt)
+                .max_hw_sectors((limits.max_transfer >> 9) as u32)
                 .max_segments(MAX_SEGMENTS as u16)
                 // PRPs: every segment but the first starts on a page.
                 .virt_boundary(prp::PAGE_SIZE - 1)
                 // PRP1 must be dword aligned.
                 .dma_alignment(3)
-                .write_cache(true, false)
-                .build(
-                    format_args!("rnvme{}n{}", self.admin.instance.id(), ns.id),
-                    tag_set.clone(),
-                    NsData {
-                        nsid: ns.id,
-                        block_shift: ns.block_shift,
-                        shared: shared.clone(),
-                    },
-                )?;
+                .write_cache(true, false);
+            if limits.discard_ranges != 0 {
+                // DMRSL in blocks, as sectors if that fits (as C does).
+                let shift = ns.block_shift - 9;
+                let sectors = match limits.discard_blocks {
+                    0 => u32::MAX,
+                    blocks if blocks <= u32::MAX >> shift => blocks << shift,
+                    _ => u32::MAX,
+                };
+                builder = builder.discard(sectors, limits.discard_ranges);
+            }
+            if limits.zeroes_sectors != 0 {
+                builder = builder.write_zeroes(limits.zeroes_sectors);
+            }
+            let disk = builder.build(
+                format_args!("rnvme{}n{}", self.admin.instance.id(), ns.id),
+                tag_set.clone(),
+                NsData {
+                    nsid: ns.id,
+                    block_shift: ns.block_shift,
+                    shared: shared.clone(),
+                },
+            )?;
             pr_info!(
                 "{}: rnvme{}n{}: {} blocks of {} bytes ({} MiB)\n",
                 self.name(),

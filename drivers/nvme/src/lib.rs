@@ -28,7 +28,12 @@
 //! The disks' queues are quiesced for the length of a reset, so no new
 //! request reaches a queue that is being rebuilt.
 //!
-//! Not done: polled queues.
+//! Beyond reads, writes and flushes: discard (Dataset Management) and
+//! write zeroes when the controller has them (ONCS), the optimal I/O size
+//! (NOWS), `NVME_IOCTL_ID`, and Identify from user space through
+//! `NVME_IOCTL_ADMIN_CMD` (no other admin command).
+//!
+//! Not done: polled queues, I/O passthrough.
 
 #![no_std]
 

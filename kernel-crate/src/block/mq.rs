@@ -83,5 +83,5 @@ mod tag_set;
 
 pub use gen_disk::{GenDisk, GenDiskBuilder, QueueGuard};
 pub use operations::{Operations, QueueMap, TimeoutAction};
-pub use request::{Busy, Op, Queued, Request, Segment, Segments, TimedOut};
+pub use request::{Busy, Op, Queued, Ranges, Request, Segment, Segments, TimedOut};
 pub use tag_set::{QuiescedTagSet, TagSet, TagSetOptions};

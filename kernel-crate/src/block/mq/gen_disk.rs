@@ -2,25 +2,218 @@
 //!
 //! C header: [`include/linux/blkdev.h`](https://elixir.bootlin.com/linux/v6.1/source/include/linux/blkdev.h)
 
+use core::ffi::{c_int, c_uint, c_ulong, c_void};
 use core::fmt::{self, Write};
+use core::marker::PhantomData;
 
 use super::{Operations, TagSet};
 use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
 use crate::block::SECTOR_SIZE;
-use crate::error::{code::EINVAL, from_err_ptr, to_result, Result};
+use crate::error::{code::EINVAL, code::ENXIO, from_err_ptr, from_result, to_result, Result};
+use crate::file::IoctlCommand;
 use crate::page::PAGE_SIZE;
-use crate::sync::{Arc, LockClassKey};
-use crate::ThisModule;
+use crate::sync::{Arc, ArcBorrow, CondVar, LockClassKey, Mutex};
+use crate::{new_condvar, new_mutex, pin_init, ThisModule};
 
-/// The disk's `block_device_operations`: none of its own, only the owner,
-/// so that an open disk holds the module.
-const BLOCK_OPS: bindings::block_device_operations = bindings::block_device_operations {
-    owner: ThisModule::THIS.as_raw(),
-    // SAFETY: all-zero is a valid `block_device_operations`: every other
-    // field is an optional function pointer.
-    ..unsafe { core::mem::zeroed() }
-};
+/// How a disk was opened, as `ioctl` gets it.
+#[cfg(not(kernel_blk_mode))]
+type BlkMode = bindings::fmode_t;
+#[cfg(kernel_blk_mode)]
+type BlkMode = bindings::blk_mode_t;
+
+/// The disk's `block_device_operations` for a driver `T`: the owner, so
+/// that an open disk holds the module; `open` and `release`, which count
+/// the opens on the disk's [`Gate`]; and `ioctl` if `T` has one.
+struct DiskVTable<T>(PhantomData<T>);
+
+impl<T: Operations> DiskVTable<T> {
+    const VTABLE: bindings::block_device_operations = bindings::block_device_operations {
+        owner: ThisModule::THIS.as_raw(),
+        open: Some(Self::open),
+        release: Some(Self::release),
+        ioctl: vtable_slot!(T::HAS_IOCTL, Self::ioctl),
+        // SAFETY: all-zero is a valid `block_device_operations`: every other
+        // field is an optional function pointer.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// The gate of `disk`, borrowed.
+    ///
+    /// # Safety
+    ///
+    /// `disk` is a disk made by [`GenDiskBuilder::build`] for `T`, and the
+    /// caller holds a count on its gate for `'a` (an open of the disk, or
+    /// `open` while the disk is live: see [`Gate`]).
+    unsafe fn gate<'a>(disk: *mut bindings::gendisk) -> ArcBorrow<'a, Gate> {
+        // SAFETY: `build` set `private_data` to a pointer from
+        // `Arc::into_raw` before the disk could be opened; the caller's
+        // count keeps it.
+        unsafe { ArcBorrow::from_raw(bindings::rust_helper_disk_private_data(disk).cast::<Gate>()) }
+    }
+
+    /// `open` on 6.1: the block device.
+    #[cfg(not(kernel_blk_mode))]
+    unsafe extern "C" fn open(
+        bdev: *mut bindings::block_device,
+        _mode: bindings::fmode_t,
+    ) -> c_int {
+        // SAFETY: the block layer passes a block device of a disk made by
+        // `build` for `T` (it has these operations), being opened.
+        unsafe { Self::open_disk(bindings::rust_helper_bdev_disk(bdev)) }
+    }
+
+    /// `open` on 6.5+: the disk.
+    #[cfg(kernel_blk_mode)]
+    unsafe extern "C" fn open(disk: *mut bindings::gendisk, _mode: bindings::blk_mode_t) -> c_int {
+        // SAFETY: as on 6.1.
+        unsafe { Self::open_disk(disk) }
+    }
+
+    /// Takes the count of an open of `disk` on its gate.
+    ///
+    /// # Safety
+    ///
+    /// `disk` is a disk made by [`GenDiskBuilder::build`] for `T`, being
+    /// opened (`block_device_operations.open`).
+    unsafe fn open_disk(disk: *mut bindings::gendisk) -> c_int {
+        // SAFETY: the block layer calls `open` with the disk live (under
+        // `open_mutex`, after `disk_live`): its `GenDisk`, which deletes
+        // the disk (`del_gendisk`, under the same mutex) before it gives
+        // its own count back, still holds the gate.
+        let gate = unsafe { Self::gate(disk) };
+        // The open's count, which `release` takes back.
+        let _ = Arc::into_raw(Arc::from(gate));
+        0
+    }
+
+    #[cfg(not(kernel_blk_mode))]
+    unsafe extern "C" fn release(disk: *mut bindings::gendisk, _mode: bindings::fmode_t) {
+        // SAFETY: the block layer passes the disk of an open that ends.
+        unsafe { Self::release_disk(disk) }
+    }
+
+    #[cfg(kernel_blk_mode)]
+    unsafe extern "C" fn release(disk: *mut bindings::gendisk) {
+        // SAFETY: the block layer passes the disk of an open that ends.
+        unsafe { Self::release_disk(disk) }
+    }
+
+    /// Gives back the count of an open of `disk`.
+    ///
+    /// # Safety
+    ///
+    /// `disk` is a disk made by [`GenDiskBuilder::build`] for `T`, whose
+    /// open (`open_disk`) ends (`block_device_operations.release`).
+    unsafe fn release_disk(disk: *mut bindings::gendisk) {
+        // SAFETY: every `release` follows a successful `open` of the disk,
+        // whose count (from `into_raw` there) this takes back, once, before
+        // the block layer drops its hold on the module.
+        drop(unsafe {
+            Arc::from_raw(bindings::rust_helper_disk_private_data(disk).cast::<Gate>())
+        });
+    }
+
+    unsafe extern "C" fn ioctl(
+        bdev: *mut bindings::block_device,
+        _mode: BlkMode,
+        cmd: c_uint,
+        arg: c_ulong,
+    ) -> c_int {
+        // SAFETY: `ioctl` runs on an open block device of the disk, whose
+        // open holds a count on the gate.
+        let gate = unsafe { Self::gate(bindings::rust_helper_bdev_disk(bdev)) };
+        from_result(|| {
+            let user = gate.enter()?;
+            // SAFETY: the gate is open, so the `GenDisk`, which closes it
+            // and waits for its users before dropping the queue data, has
+            // not dropped it; `user` holds it open until after the call.
+            let queue_data = unsafe { &*gate.data.cast::<T::QueueData>() };
+            // `unsigned long` and `usize` are both 64 bits on x86-64.
+            let result = T::ioctl(
+                queue_data,
+                IoctlCommand {
+                    cmd,
+                    arg: arg as usize,
+                },
+            );
+            drop(user);
+            result
+        })
+    }
+}
+
+// ANCHOR: gate
+/// What a disk's open files share with its [`GenDisk`]: a pointer to the
+/// disk's queue data, whether it may still be used, and how many `ioctl`
+/// calls use it now.
+///
+/// The block layer calls a disk's `ioctl` on any open file of it, also
+/// after the driver deleted the disk (an open file outlives
+/// `del_gendisk`), so the queue data cannot be reached through the disk
+/// alone. The gate is counted: the `GenDisk` holds one count and each open
+/// of the disk one (`open`, given back by `release`), so it lives as long
+/// as anything may call `ioctl`. Dropping the `GenDisk` closes it and waits
+/// for the `ioctl` calls under way; later calls fail with `ENXIO`, before
+/// the queue data is dropped.
+///
+/// # Invariants
+///
+/// `data` points at the queue data of the disk while `state.live` is
+/// true; while `state.users` is not zero, `state.live` is true or the
+/// `GenDisk` is waiting for it to become zero before it drops the data.
+struct Gate {
+    data: *const c_void,
+    state: Mutex<GateState>,
+    idle: CondVar,
+}
+// ANCHOR_END: gate
+
+/// A [`Gate`]'s state.
+struct GateState {
+    live: bool,
+    users: usize,
+}
+
+// SAFETY: `data` is only dereferenced by `ioctl`, as the shared reference
+// the driver's `Sync` queue data allows on any thread; the rest is locks.
+unsafe impl Send for Gate {}
+// SAFETY: as above.
+unsafe impl Sync for Gate {}
+
+impl Gate {
+    /// Counts one user of the data; `ENXIO` once the disk is going away.
+    fn enter(&self) -> Result<GateUser<'_>> {
+        let mut state = self.state.lock();
+        if !state.live {
+            return Err(ENXIO);
+        }
+        state.users += 1;
+        Ok(GateUser(self))
+    }
+
+    /// Closes the gate and waits until no one uses the data.
+    fn close(&self) {
+        let mut state = self.state.lock();
+        state.live = false;
+        while state.users > 0 {
+            self.idle.wait(&mut state);
+        }
+    }
+}
+
+/// One counted user of a [`Gate`]'s data.
+struct GateUser<'a>(&'a Gate);
+
+impl Drop for GateUser<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.state.lock();
+        state.users -= 1;
+        if state.users == 0 {
+            self.0.idle.notify_all();
+        }
+    }
+}
 
 /// The lockdep class of every disk's queue (one per call site of
 /// `blk_mq_alloc_disk` in C; all of a module's disks share it here).
@@ -41,6 +234,10 @@ pub struct GenDiskBuilder {
     write_cache: bool,
     fua: bool,
     rotational: bool,
+    io_min: u32,
+    io_opt: u32,
+    discard: Option<(u32, u16)>,
+    write_zeroes: Option<u32>,
 }
 // ANCHOR_END: builder
 
@@ -83,6 +280,10 @@ impl GenDiskBuilder {
             write_cache: false,
             fua: false,
             rotational: false,
+            io_min: 0,
+            io_opt: 0,
+            discard: None,
+            write_zeroes: None,
         }
     }
 
@@ -110,6 +311,27 @@ impl GenDiskBuilder {
         fn write_cache(enabled: bool, fua: bool) { write_cache = enabled, fua = fua }
         /// Whether the device is a spinning disk (default: no).
         fn rotational(rotational: bool) { rotational = rotational }
+        // ANCHOR: limits
+        /// The smallest I/O the device does without a penalty, in bytes
+        /// (`blk_queue_io_min`, `BLKIOMIN`): 0 (the default) for the
+        /// physical block size, else a multiple of the logical block size.
+        fn io_min(bytes: u32) { io_min = bytes }
+        /// The size of I/O the device prefers, in bytes (`blk_queue_io_opt`,
+        /// `BLKIOOPT`): 0 (the default) for none, else a multiple of the
+        /// logical block size.
+        fn io_opt(bytes: u32) { io_opt = bytes }
+        /// The device can drop the contents of sectors: the disk gets
+        /// `Op::Discard` requests of at most `max_sectors` sectors in at most
+        /// `max_segments` ranges (one per bio,
+        /// [`Request::ranges`](super::Request::ranges)), in units of the
+        /// logical block size (`blk_queue_max_discard_sectors`,
+        /// `blk_queue_max_discard_segments`, `discard_granularity`).
+        fn discard(max_sectors: u32, max_segments: u16) { discard = Some((max_sectors, max_segments)) }
+        /// The device can write zeroes without data: the disk gets
+        /// `Op::WriteZeroes` requests of at most `max_sectors` sectors
+        /// (`blk_queue_max_write_zeroes_sectors`).
+        fn write_zeroes(max_sectors: u32) { write_zeroes = Some(max_sectors) }
+        // ANCHOR_END: limits
     }
 
     fn check(&self) -> Result {
@@ -127,7 +349,17 @@ impl GenDiskBuilder {
         {
             return Err(EINVAL);
         }
-        if self.max_segments == Some(0) || self.max_hw_sectors.is_some_and(|s| s < lbs / 512) {
+        let too_small = |sectors: u32| sectors < lbs / SECTOR_SIZE;
+        if self.max_segments == Some(0) || self.max_hw_sectors.is_some_and(too_small) {
+            return Err(EINVAL);
+        }
+        if !self.io_opt.is_multiple_of(lbs)
+            || !self.io_min.is_multiple_of(lbs)
+            || self
+                .discard
+                .is_some_and(|(sectors, segments)| too_small(sectors) || segments == 0)
+            || self.write_zeroes.is_some_and(too_small)
+        {
             return Err(EINVAL);
         }
         if self
@@ -194,6 +426,15 @@ impl GenDiskBuilder {
         if self.rotational {
             lim.features |= bindings::RUST_CONST_HELPER_BLK_FEAT_ROTATIONAL;
         }
+        lim.io_min = self.io_min;
+        lim.io_opt = self.io_opt;
+        if let Some((sectors, segments)) = self.discard {
+            lim.discard_granularity = self.logical_block_size;
+            lim.max_hw_discard_sectors = sectors;
+            lim.max_user_discard_sectors = u32::MAX;
+            lim.max_discard_segments = segments;
+        }
+        lim.max_write_zeroes_sectors = self.write_zeroes.unwrap_or(0);
         // SAFETY: as for 6.1's `alloc_disk`; `lim` is only read during the
         // call (copied into the queue).
         unsafe {
@@ -229,27 +470,78 @@ impl GenDiskBuilder {
             .transpose()
             .map_err(|_| EINVAL)?;
         let queue_data = KBox::new(queue_data, GFP_KERNEL)?;
+        let data = core::ptr::from_ref::<T::QueueData>(&queue_data).cast::<c_void>();
+        // INVARIANT: `data` is the queue data, which the `GenDisk` drops
+        // only after it closed the gate.
+        let gate = Arc::pin_init(
+            pin_init!(Gate {
+                data <- data,
+                state <- new_mutex!(GateState { live: true, users: 0 }),
+                idle <- new_condvar!(),
+            }),
+            GFP_KERNEL,
+        )?;
+        let gate = Arc::into_raw(gate);
         let queue_data_ptr = KBox::into_raw(queue_data);
         let disk = from_err_ptr(self.alloc_disk(&tag_set, queue_data_ptr, dma_alignment));
         // SAFETY: `queue_data_ptr` came from `KBox::into_raw` above; on
         // failure no queue points at it.
         let queue_data = unsafe { KBox::from_raw(queue_data_ptr) };
-        let disk = disk?;
+        let disk = match disk {
+            Ok(disk) => disk,
+            Err(e) => {
+                // SAFETY: from `into_raw` above, taken back once; no disk
+                // points at it.
+                drop(unsafe { Arc::from_raw(gate) });
+                return Err(e);
+            }
+        };
         // INVARIANT: a disk from `__blk_mq_alloc_disk` on `tag_set` with
         // `queue_data`, not added yet.
         let mut this = GenDisk {
             disk,
             added: false,
             queue_data,
+            gate,
             _tag_set: tag_set,
         };
         this.set_name(name)?;
         // 6.1: the limits are set on the new queue (6.11+: at allocation).
         #[cfg(not(kernel_queue_limits))]
         // SAFETY: the disk is new and not added: nothing else uses its
-        // settings yet; each call takes values checked by `check`.
+        // queue yet.
         unsafe {
-            let q = bindings::rust_helper_disk_queue(disk);
+            self.set_limits(bindings::rust_helper_disk_queue(disk), dma_alignment);
+        }
+        // SAFETY: the disk is new and not added: nothing reads its
+        // operations, data or capacity yet; `gate` lives as long as the
+        // disk may be opened (see `Gate`).
+        unsafe {
+            bindings::rust_helper_disk_set_private_data(disk, gate.cast_mut().cast());
+            bindings::rust_helper_disk_set_fops(disk, &DiskVTable::<T>::VTABLE);
+            bindings::set_capacity(disk, self.capacity_sectors);
+        }
+        // SAFETY: the disk is set up and not added yet.
+        to_result(unsafe { bindings::rust_helper_add_disk(disk) })?;
+        // INVARIANT: the disk is added now.
+        this.added = true;
+        Ok(this)
+    }
+    // ANCHOR_END: build
+
+    // ANCHOR: set_limits
+    /// Applies the builder's queue limits, checked by `check`, to `q` on
+    /// 6.1 (6.11+: `alloc_disk` passes them).
+    ///
+    /// # Safety
+    ///
+    /// `q` is the queue of a disk that is not added yet: nothing else reads
+    /// or writes its limits.
+    #[cfg(not(kernel_queue_limits))]
+    unsafe fn set_limits(&self, q: *mut bindings::request_queue, dma_alignment: Option<c_int>) {
+        // SAFETY: the caller guarantees that `q` is live and ours alone;
+        // each call takes a value checked by `check`.
+        unsafe {
             bindings::blk_queue_logical_block_size(q, self.logical_block_size);
             bindings::blk_queue_physical_block_size(q, self.physical_block_size);
             if let Some(sectors) = self.max_hw_sectors {
@@ -268,19 +560,21 @@ impl GenDiskBuilder {
             if !self.rotational {
                 bindings::rust_helper_blk_queue_set_nonrot(q);
             }
+            if self.io_min != 0 {
+                bindings::blk_queue_io_min(q, self.io_min);
+            }
+            bindings::blk_queue_io_opt(q, self.io_opt);
+            if let Some((sectors, segments)) = self.discard {
+                bindings::rust_helper_blk_queue_discard_granularity(q, self.logical_block_size);
+                bindings::blk_queue_max_discard_sectors(q, sectors);
+                bindings::blk_queue_max_discard_segments(q, segments);
+            }
+            if let Some(sectors) = self.write_zeroes {
+                bindings::blk_queue_max_write_zeroes_sectors(q, sectors);
+            }
         }
-        // SAFETY: as above.
-        unsafe {
-            bindings::rust_helper_disk_set_fops(disk, &BLOCK_OPS);
-            bindings::set_capacity(disk, self.capacity_sectors);
-        }
-        // SAFETY: the disk is set up and not added yet.
-        to_result(unsafe { bindings::rust_helper_add_disk(disk) })?;
-        // INVARIANT: the disk is added now.
-        this.added = true;
-        Ok(this)
     }
-    // ANCHOR_END: build
+    // ANCHOR_END: set_limits
 }
 
 // ANCHOR: gen_disk
@@ -292,11 +586,14 @@ impl GenDiskBuilder {
 ///
 /// `disk` comes from `__blk_mq_alloc_disk` on `_tag_set` with `queue_data`
 /// as its queue's `queuedata`; `added` says whether `add_disk` succeeded.
+/// `gate`, from `Arc::into_raw`, is the disk's `private_data` and holds
+/// the `GenDisk`'s count on the [`Gate`], whose `data` is `queue_data`.
 /// The `GenDisk` holds the only reference the driver has on it.
 pub struct GenDisk<T: Operations> {
     disk: *mut bindings::gendisk,
     added: bool,
     queue_data: KBox<T::QueueData>,
+    gate: *const Gate,
     _tag_set: Arc<TagSet<T>>,
 }
 // ANCHOR_END: gen_disk
@@ -413,6 +710,11 @@ impl<T: Operations> GenDisk<T> {
 
 impl<T: Operations> Drop for GenDisk<T> {
     fn drop(&mut self) {
+        // SAFETY: the gate lives while the `GenDisk` holds its count (type
+        // invariant), given back below.
+        let gate = unsafe { Arc::from_raw(self.gate) };
+        // No `ioctl` reaches the queue data from here on.
+        gate.close();
         if self.added {
             // SAFETY: the disk was added (type invariant) and is deleted
             // once; this waits for its requests and tears its queue down
@@ -422,6 +724,8 @@ impl<T: Operations> Drop for GenDisk<T> {
         // SAFETY: our reference, dropped once; an open of the disk may
         // still hold another (and the module: the disk's `owner`).
         unsafe { bindings::put_disk(self.disk) };
+        // The `GenDisk`'s count; an open file of the disk may hold others.
+        drop(gate);
         // Then the queue data and the tag set's `Arc` (fields), which no
         // queue uses any more.
     }

@@ -9,7 +9,8 @@ use super::request::{Busy, Pdu, Queued, Request, TimedOut};
 use super::tag_set::TagSet;
 use crate::alloc::{flags::GFP_KERNEL, KBox};
 use crate::bindings;
-use crate::error::{code::EINVAL, from_result, Result};
+use crate::error::{code::EINVAL, code::ENOTTY, from_result, Result};
+use crate::file::IoctlCommand;
 
 /// What the timeout handler decided ([`Operations::timeout`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +112,29 @@ pub trait Operations: Sized + 'static {
     fn poll(_hw: &Self::HwData, _queue: &Self::QueueData) -> usize {
         0
     }
+
+    // ANCHOR: ioctl
+    /// An `ioctl(2)` on the disk (or one of its partitions) that the block
+    /// layer does not handle itself (`block_device_operations.ioctl`):
+    /// `ENOTTY` for a command the driver does not know. What it returns is
+    /// the call's result.
+    ///
+    /// The argument is user space's: a number, or an address to reach only
+    /// through [`IoctlCommand::user_slice`] or [`crate::user::UserSlice`].
+    /// Calls may come from any process that has the disk open, also while
+    /// or after the driver removes it: dropping the [`GenDisk`] waits for
+    /// the calls under way (so a call should not wait long, and must not
+    /// wait for the disk's removal), and later ones fail with `ENXIO`
+    /// without reaching the driver. Only 64-bit processes reach it
+    /// (there is no `compat_ioctl`).
+    ///
+    /// Process context: this may sleep.
+    ///
+    /// [`GenDisk`]: super::GenDisk
+    fn ioctl(_queue: &Self::QueueData, _cmd: IoctlCommand) -> Result<i32> {
+        Err(ENOTTY)
+    }
+    // ANCHOR_END: ioctl
 
     /// Chooses the hardware queue of each CPU (`map_queues`), when the tag
     /// set is made. Without this callback blk-mq spreads the CPUs over the

@@ -349,8 +349,26 @@ impl<T: Operations> Request<T> {
         it
     }
 
+    // ANCHOR: ranges
+    /// The ranges of sectors the request covers, one per bio
+    /// (`__rq_for_each_bio`): as (first sector, bytes). A discard request
+    /// merged from several bios has several (at most the disk's
+    /// `max_segments` of [`discard`](super::GenDiskBuilder::discard)); any
+    /// other request's ranges follow each other.
+    pub fn ranges(&self) -> Ranges<'_> {
+        // INVARIANT: the request is held while `self` is borrowed, and its
+        // bios with it.
+        Ranges {
+            // SAFETY: the request is live (type invariant).
+            bio: unsafe { bindings::rust_helper_rq_first_bio(self.as_raw()) },
+            _rq: PhantomData,
+        }
+    }
+    // ANCHOR_END: ranges
+
     /// Maps the request's data into `sg` (`blk_rq_map_sg`) and returns how
-    /// many entries it filled; `EINVAL` if the request has more segments
+    /// many entries it filled (none for a request without data: flush,
+    /// discard, write zeroes); `EINVAL` if the request has more segments
     /// than `sg` has room for.
     pub fn map_sg(&self, sg: &mut SgTable) -> Result<usize> {
         // SAFETY: the request is live (type invariant).
@@ -473,9 +491,20 @@ impl<T: Operations> Drop for Request<T> {
 ///
 /// `rq` is a live request that the caller holds.
 unsafe fn map_sg_raw(rq: *mut bindings::request, sg: &mut SgTable) -> Result<usize> {
+    // A discard or write-zeroes request has bios but no pages:
+    // `blk_rq_map_sg` would read its empty vectors as pages.
     // SAFETY: the caller guarantees that `rq` is live.
-    let segments = unsafe { bindings::rust_helper_blk_rq_nr_phys_segments(rq) } as usize;
+    let segments = if unsafe { bindings::rust_helper_rq_has_data(rq) } {
+        // SAFETY: the caller guarantees that `rq` is live.
+        unsafe { bindings::rust_helper_blk_rq_nr_phys_segments(rq) as usize }
+    } else {
+        0
+    };
     if segments == 0 {
+        // Nothing of an earlier request's may stay in the table, to be
+        // mapped as this one's.
+        // SAFETY: no entries are claimed to hold a mapping.
+        unsafe { sg.set_len(0) };
         return Ok(0);
     }
     if segments > sg.capacity() {
@@ -568,6 +597,41 @@ pub struct Busy<'q, T: Operations> {
 impl<T: Operations> Busy<'_, T> {
     pub(crate) fn into_request(self) -> Request<T> {
         self.rq
+    }
+}
+
+/// The ranges of sectors of a request's bios ([`Request::ranges`]).
+///
+/// # Invariants
+///
+/// `bio` is null or a bio of a request that is held, with its bios, for
+/// `'a`.
+pub struct Ranges<'a> {
+    bio: *mut bindings::bio,
+    _rq: PhantomData<&'a ()>,
+}
+
+impl Iterator for Ranges<'_> {
+    /// The first sector (512 bytes) and the length in bytes.
+    type Item = (u64, u32);
+
+    fn next(&mut self) -> Option<(u64, u32)> {
+        if self.bio.is_null() {
+            return None;
+        }
+        // SAFETY: a bio of a request held for `'a` (type invariant).
+        let (range, next) = unsafe {
+            (
+                (
+                    bindings::rust_helper_bio_sector(self.bio),
+                    bindings::rust_helper_bio_size(self.bio),
+                ),
+                bindings::rust_helper_bio_next(self.bio),
+            )
+        };
+        // INVARIANT: the next bio of the same request, or null.
+        self.bio = next;
+        Some(range)
     }
 }
 
