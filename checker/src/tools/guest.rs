@@ -110,7 +110,7 @@ pub fn toolchain_for(series: Linux, base: Toolchain, workspace: &Path) -> Result
     }
     let abi = match cached_abi(&base.cache, series) {
         Some(abi) => abi,
-        None => fetch(series, &base.cache)?,
+        None => fetch_once(series, &base.cache)?,
     };
     let g = GuestKernel::locate(&base.cache, &abi);
     let boot_kernel = if g.vmlinux.is_file() {
@@ -205,6 +205,28 @@ pub fn packages(abi: &str) -> Vec<String> {
         format!("linux-headers-{base}-common"),
         format!("linux-kbuild-{base}"),
     ]
+}
+
+/// [`fetch`] under a lock of the cache's (`<cache>/guest-<series>.lock`),
+/// so that parallel runs (`checker run -j2`) download it once; the lock
+/// goes with the file, also when the run is killed.
+fn fetch_once(series: Linux, cache: &Path) -> Result<String> {
+    fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
+    let path = cache.join(format!("guest-{}.lock", series.arg()));
+    let lock =
+        fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+    if lock.try_lock().is_err() {
+        println!(
+            "setup: guest kernel {} ... waiting for another run's download",
+            series.arg()
+        );
+        lock.lock()
+            .with_context(|| format!("cannot lock {}", path.display()))?;
+    }
+    match cached_abi(cache, series) {
+        Some(abi) => Ok(abi),
+        None => fetch(series, cache),
+    }
 }
 
 /// Downloads and unpacks `series` into the cache; returns its ABI.
