@@ -57,8 +57,9 @@ pub struct LabOptions {
 /// and `--guest`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, clap::Args, Serialize, Deserialize)]
 pub struct GuestArgs {
-    /// Guest kernel series: 6.1 (Debian 12's, the default) or 6.12 (from
-    /// Debian's archive, into the cache); modules are built for it.
+    /// Guest kernel series, 6.1 or 6.12 (default: the host's Debian
+    /// kernel, 6.1 on Debian 12); another than the host's comes from
+    /// Debian's archive into the cache. Modules are built for it.
     #[arg(long = "guest", value_enum, value_name = "SERIES")]
     #[serde(with = "value_enum", default, skip_serializing_if = "Option::is_none")]
     pub linux: Option<crate::tools::guest::Linux>,
@@ -1131,9 +1132,9 @@ impl LabRun<'_> {
 }
 
 /// Set-up without the book tools, printing only what it changes.
-/// `base` (Debian's 6.1) or the toolchain of the guest series `linux`
-/// (`--guest`, see [`crate::tools::guest`]); the debug kernel is built
-/// from 6.1's source only so far.
+/// `base` (the host's Debian kernel series) or the toolchain of the guest
+/// series `linux` (`--guest`, see [`crate::tools::guest`]); the debug
+/// kernel is built from 6.1's source only so far.
 pub fn guest_toolchain(
     linux: Option<crate::tools::guest::Linux>,
     kernel: Option<KernelChoice>,
@@ -1141,8 +1142,11 @@ pub fn guest_toolchain(
     root: &Result<PathBuf>,
 ) -> Result<Toolchain> {
     use crate::tools::guest::Linux;
-    match (linux.unwrap_or_default(), kernel.unwrap_or_default(), root) {
-        (Linux::V6_1, _, _) => Ok(base),
+    let Some(linux) = linux else {
+        return Ok(base);
+    };
+    match (linux, kernel.unwrap_or_default(), root) {
+        (Linux::V6_1, KernelChoice::Debug, _) => Ok(base),
         (l, KernelChoice::Debug, _) => {
             anyhow::bail!(
                 "--kernel debug is built from 6.1 only, not --guest {}",

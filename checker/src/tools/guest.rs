@@ -1,9 +1,10 @@
 //! The guest kernel series (`--guest 6.12`, `make lab-01 GUEST=6.12`):
 //! which Debian kernel the modules are built for and the guest boots.
 //!
-//! 6.1 is the default: Debian 12's kernel, whose headers the host's
-//! `linux-headers-amd64` installs (see [`crate::tools::setup`]). Any other
-//! series is taken from Debian's archive as packages, never installed on
+//! Without `--guest` the guest is the host's own Debian kernel series,
+//! whose headers the host's `linux-headers-amd64` installs (see
+//! [`crate::tools::setup`]): 6.1 on Debian 12. A series other than the
+//! host's is taken from Debian's archive as packages, never installed on
 //! the host: the image (`linux-image-<abi>-unsigned`), the headers
 //! (`linux-headers-<abi>`, `linux-headers-<base>-common`) and the Kbuild
 //! tools (`linux-kbuild-<base>`) are downloaded with `apt-get download`
@@ -32,13 +33,11 @@ use crate::tools::setup::{self, Toolchain};
 /// A guest kernel series (`--guest`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Linux {
-    /// Linux 6.1: Debian 12's kernel (the default), headers from the host's
-    /// `linux-headers-amd64`.
+    /// Linux 6.1: Debian 12's kernel (bookworm and its security updates).
     #[default]
     #[value(name = "6.1")]
     V6_1,
-    /// Linux 6.12: Debian 13's kernel (bookworm-backports on Debian 12),
-    /// image and headers from Debian's archive into the cache.
+    /// Linux 6.12: Debian 13's kernel (bookworm-backports on Debian 12).
     #[value(name = "6.12")]
     V6_12,
 }
@@ -53,16 +52,38 @@ impl Linux {
     }
 }
 
-/// The Debian suite that carries `series` for a host of `codename`
-/// (`VERSION_CODENAME` of `/etc/os-release`): the suite built with the
-/// host's own libc and compiler generation, since the Kbuild tools of the
-/// package run on the host.
-pub fn suite(series: Linux, codename: &str) -> Option<&'static str> {
+/// The Debian suites that carry `series` for a host of `codename`
+/// (`VERSION_CODENAME` of `/etc/os-release`): a name for the cache's apt
+/// folder and the source list's lines. For 6.12 on Debian 12 the suite
+/// built with the host's own libc (bookworm-backports), since the Kbuild
+/// tools of the package run on the host; 6.1 is Debian 12's, with its
+/// security updates.
+pub fn sources(series: Linux, codename: &str) -> (&'static str, Vec<String>) {
+    let line = |url: &str, suite: &str| {
+        format!(
+            "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] \
+             http://deb.debian.org/{url} {suite} main\n"
+        )
+    };
     match (series, codename) {
-        (Linux::V6_1, _) => None,
-        (Linux::V6_12, "bookworm") => Some("bookworm-backports"),
-        (Linux::V6_12, _) => Some("trixie"),
+        (Linux::V6_1, _) => (
+            "bookworm",
+            vec![
+                line("debian", "bookworm"),
+                line("debian-security", "bookworm-security"),
+            ],
+        ),
+        (Linux::V6_12, "bookworm") => (
+            "bookworm-backports",
+            vec![line("debian", "bookworm-backports")],
+        ),
+        (Linux::V6_12, _) => ("trixie", vec![line("debian", "trixie")]),
     }
+}
+
+/// Whether the kernel ABI `abi` (`6.1.0-57-amd64`) is of `series`.
+pub fn is_of(abi: &str, series: Linux) -> bool {
+    abi.starts_with(&format!("{}.", series.arg()))
 }
 
 /// The host's `VERSION_CODENAME`, empty when unknown.
@@ -102,10 +123,11 @@ pub fn cached(cache: &Path) -> Vec<(Linux, String)> {
         .collect()
 }
 
-/// The toolchain for `series`: `base` itself for 6.1; otherwise the
-/// series' kernel, downloaded first when it is not in the cache.
+/// The toolchain for `series`: `base` itself when it is the host's
+/// series; otherwise the series' kernel, downloaded first when it is not
+/// in the cache.
 pub fn toolchain_for(series: Linux, base: Toolchain, workspace: &Path) -> Result<Toolchain> {
-    if series == Linux::V6_1 {
+    if is_of(&base.abi, series) {
         return Ok(base);
     }
     let abi = match cached_abi(&base.cache, series) {
@@ -146,20 +168,14 @@ struct ArchiveApt {
 }
 
 impl ArchiveApt {
-    fn new(cache: &Path, suite: &str) -> Result<ArchiveApt> {
-        let dir = cache.join("apt").join(suite);
+    fn new(cache: &Path, name: &str, lines: &[String]) -> Result<ArchiveApt> {
+        let dir = cache.join("apt").join(name);
         for sub in ["lists/partial", "cache/archives/partial", "parts"] {
             fs::create_dir_all(dir.join(sub))
                 .with_context(|| format!("cannot create {}", dir.join(sub).display()))?;
         }
         let list = dir.join("sources.list");
-        fs::write(
-            &list,
-            format!(
-                "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] \
-                 http://deb.debian.org/debian {suite} main\n"
-            ),
-        )?;
+        fs::write(&list, lines.concat())?;
         let status = dir.join("status");
         if !status.exists() {
             fs::write(&status, "")?;
@@ -196,15 +212,29 @@ impl ArchiveApt {
 }
 
 /// The packages of kernel `abi` (e.g. `6.12.95+deb12-amd64`): image,
-/// headers, common headers, Kbuild tools.
-pub fn packages(abi: &str) -> Vec<String> {
-    let base = abi.strip_suffix("-amd64").unwrap_or(abi);
-    vec![
+/// headers, and what the headers depend on of the common headers and the
+/// Kbuild tools, read from `depends` (`apt-cache depends
+/// linux-headers-<abi>`: their names differ between releases,
+/// `linux-kbuild-6.1` against `linux-kbuild-6.12.95+deb12`).
+pub fn packages(abi: &str, depends: &str) -> Vec<String> {
+    let mut names = vec![
         format!("linux-image-{abi}-unsigned"),
         format!("linux-headers-{abi}"),
-        format!("linux-headers-{base}-common"),
-        format!("linux-kbuild-{base}"),
-    ]
+    ];
+    for line in depends.lines() {
+        let Some(name) = line
+            .trim()
+            .strip_prefix("Depends: ")
+            .and_then(|rest| rest.split_whitespace().next())
+        else {
+            continue;
+        };
+        let common = name.starts_with("linux-headers-") && name.ends_with("-common");
+        if (common || name.starts_with("linux-kbuild-")) && !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+        }
+    }
+    names
 }
 
 /// [`fetch`] under a lock of the cache's (`<cache>/guest-<series>.lock`),
@@ -232,13 +262,13 @@ fn fetch_once(series: Linux, cache: &Path) -> Result<String> {
 /// Downloads and unpacks `series` into the cache; returns its ABI.
 fn fetch(series: Linux, cache: &Path) -> Result<String> {
     let codename = host_codename();
-    let suite = suite(series, &codename).context("this series comes from the host")?;
+    let (suite, lines) = sources(series, &codename);
     let started = Instant::now();
     println!(
         "setup: guest kernel {} ... resolving it in Debian's {suite}",
         series.arg()
     );
-    let apt = ArchiveApt::new(cache, suite)?;
+    let apt = ArchiveApt::new(cache, suite, &lines)?;
     apt.run("apt-get", &["update"], cache)
         .context("retry with `make setup`")?;
     let depends = apt.run("apt-cache", &["depends", setup::HEADERS_METAPACKAGE], cache)?;
@@ -247,14 +277,22 @@ fn fetch(series: Linux, cache: &Path) -> Result<String> {
         .filter_map(|l| l.trim().strip_prefix("Depends:"))
         .find_map(setup::abi_from_depends)
         .with_context(|| format!("no kernel ABI in {suite}'s {}", setup::HEADERS_METAPACKAGE))?;
-    if !abi.starts_with(&format!("{}.", series.arg())) {
+    if !is_of(&abi, series) {
         bail!("{suite} has kernel {abi}, not {}", series.arg());
     }
     let dest = GuestKernel::locate(cache, &abi).dir;
     let tmp = tempfile::Builder::new()
         .prefix(".download-")
         .tempdir_in(cache)?;
-    let names = packages(&abi);
+    let depends = apt.run(
+        "apt-cache",
+        &["depends", &format!("linux-headers-{abi}")],
+        cache,
+    )?;
+    let names = packages(&abi, &depends);
+    if names.len() != 4 {
+        bail!("linux-headers-{abi} does not name its common headers and Kbuild tools: {names:?}");
+    }
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     println!(
         "setup: guest kernel {} ... downloading {}",
@@ -350,16 +388,42 @@ mod tests {
 
     #[test]
     fn suites_and_packages() {
-        assert_eq!(suite(Linux::V6_1, "bookworm"), None);
-        assert_eq!(suite(Linux::V6_12, "bookworm"), Some("bookworm-backports"));
-        assert_eq!(suite(Linux::V6_12, "trixie"), Some("trixie"));
+        let names = |s, c| sources(s, c).0;
+        assert_eq!(names(Linux::V6_1, "trixie"), "bookworm");
+        assert_eq!(sources(Linux::V6_1, "trixie").1.len(), 2);
+        assert_eq!(names(Linux::V6_12, "bookworm"), "bookworm-backports");
+        assert_eq!(names(Linux::V6_12, "trixie"), "trixie");
+        assert_eq!(names(Linux::V6_12, "noble"), "trixie");
+        assert!(sources(Linux::V6_12, "bookworm").1[0]
+            .ends_with(" http://deb.debian.org/debian bookworm-backports main\n"));
+        assert!(is_of("6.1.0-57-amd64", Linux::V6_1));
+        assert!(!is_of("6.12.95+deb12-amd64", Linux::V6_1));
+        assert!(is_of("6.12.95+deb12-amd64", Linux::V6_12));
+        let depends = "linux-headers-6.12.95+deb12-amd64
+  Depends: linux-base
+  Depends: linux-headers-6.12.95+deb12-common
+ |Depends: linux-image-6.12.95+deb12-amd64
+  Depends: linux-image-6.12.95+deb12-amd64-unsigned
+  Depends: linux-kbuild-6.12.95+deb12
+  Depends: <gcc-12>
+";
         assert_eq!(
-            packages("6.12.95+deb12-amd64"),
+            packages("6.12.95+deb12-amd64", depends),
             [
                 "linux-image-6.12.95+deb12-amd64-unsigned",
                 "linux-headers-6.12.95+deb12-amd64",
                 "linux-headers-6.12.95+deb12-common",
                 "linux-kbuild-6.12.95+deb12",
+            ]
+        );
+        let depends = "  Depends: linux-headers-6.1.0-57-common (= 6.1.192-3)\n  Depends: linux-kbuild-6.1 (>= 6.1.192-3)\n";
+        assert_eq!(
+            packages("6.1.0-57-amd64", depends),
+            [
+                "linux-image-6.1.0-57-amd64-unsigned",
+                "linux-headers-6.1.0-57-amd64",
+                "linux-headers-6.1.0-57-common",
+                "linux-kbuild-6.1",
             ]
         );
     }
@@ -415,6 +479,14 @@ mod tests {
         // 6.1 is the host's: the base toolchain as it is.
         let same = toolchain_for(Linux::V6_1, base(d.path()), Path::new("/w")).unwrap();
         assert_eq!(same.kdir, base(d.path()).kdir);
+        assert_eq!(same.rust_target_dir, None);
+        // On a host whose own kernel is 6.12 (Debian 13), 6.12 is the base.
+        let host = Toolchain {
+            abi: "6.12.117+deb13-amd64".into(),
+            ..base(d.path())
+        };
+        let same = toolchain_for(Linux::V6_12, host.clone(), Path::new("/w")).unwrap();
+        assert_eq!(same.abi, host.abi);
         assert_eq!(same.rust_target_dir, None);
     }
 
