@@ -67,7 +67,7 @@ sizes:
 COUNT ?= 2000
 ROUNDS ?= 3
 bench-binder:
-	$(CHECKER) bench-binder --count $(COUNT) --rounds $(ROUNDS)
+	$(CHECKER) bench-binder --count $(COUNT) --rounds $(ROUNDS) $(GUEST_ARG)
 
 # `make test`'s run of it: a tiny count, only to keep it working; the
 # table goes to target/, the book's stays as measured.
@@ -79,7 +79,7 @@ bench-binder-smoke:
 # ROUNDS rounds of C, Rust, Rust, C.
 BENCH_SECONDS ?= 3
 bench-nvme:
-	$(CHECKER) bench-nvme --seconds $(BENCH_SECONDS) --rounds $(ROUNDS)
+	$(CHECKER) bench-nvme --seconds $(BENCH_SECONDS) --rounds $(ROUNDS) $(GUEST_ARG)
 
 # `make test`'s run of it: a short one, only to keep it working.
 bench-nvme-smoke:

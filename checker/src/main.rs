@@ -175,6 +175,10 @@ enum Cmd {
         /// Write the table here instead of the book's generated folder.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+        /// On this guest kernel series (default: the host's); another
+        /// series' table goes to binder-bench-<SERIES>.md.
+        #[arg(long = "guest", value_enum, value_name = "SERIES")]
+        linux: Option<checker::tools::guest::Linux>,
     },
     /// Measure the Rust NVMe driver (rnvme) against Debian's C nvme.
     ///
@@ -190,6 +194,10 @@ enum Cmd {
         /// Write the table here instead of the book's generated folder.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+        /// On this guest kernel series (default: the host's); another
+        /// series' table goes to nvme-bench-<SERIES>.md.
+        #[arg(long = "guest", value_enum, value_name = "SERIES")]
+        linux: Option<checker::tools::guest::Linux>,
     },
     /// Print the kernel tree modules are built against (`KDIR`): the
     /// headers of Debian's current kernel ABI (`module.mk` asks for it).
@@ -329,12 +337,18 @@ fn real_main(cli: Cli) -> Result<Outcome> {
             &run::ensure_quiet()?,
         )),
         Cmd::Sizes => sizes(),
-        Cmd::BenchBinder { count, rounds, out } => bench_binder(count, rounds, out),
+        Cmd::BenchBinder {
+            count,
+            rounds,
+            out,
+            linux,
+        } => bench_binder(count, rounds, out, linux),
         Cmd::BenchNvme {
             seconds,
             rounds,
             out,
-        } => bench_nvme(seconds, rounds, out),
+            linux,
+        } => bench_nvme(seconds, rounds, out, linux),
         Cmd::Verify { guest, labs } => verify(guest, &labs),
         Cmd::Run(args) => return batch::jobs::run_cmd(&args),
         Cmd::Grade(args) => return batch::gradedir::grade_cmd(&args),
@@ -492,28 +506,63 @@ fn sizes() -> Result<bool> {
 }
 
 /// `checker bench-binder`.
-fn bench_binder(count: u32, rounds: u32, out: Option<PathBuf>) -> Result<bool> {
-    let opts = checker::tools::binderbench::BinderBench { count, rounds, out };
-    bench(|root, tc| checker::tools::binderbench::run(root, tc, &opts))
+fn bench_binder(
+    count: u32,
+    rounds: u32,
+    out: Option<PathBuf>,
+    linux: Option<checker::tools::guest::Linux>,
+) -> Result<bool> {
+    bench(linux, |root, tc, series| {
+        let out = out.or(series.map(|s| generated(root, "binder-bench", s)));
+        let opts = checker::tools::binderbench::BinderBench { count, rounds, out };
+        checker::tools::binderbench::run(root, tc, &opts)
+    })
 }
 
 /// `checker bench-nvme`.
-fn bench_nvme(seconds: f64, rounds: u32, out: Option<PathBuf>) -> Result<bool> {
-    let opts = checker::tools::nvmebench::NvmeBench {
-        seconds,
-        rounds,
-        out,
-    };
-    bench(|root, tc| checker::tools::nvmebench::run(root, tc, &opts))
+fn bench_nvme(
+    seconds: f64,
+    rounds: u32,
+    out: Option<PathBuf>,
+    linux: Option<checker::tools::guest::Linux>,
+) -> Result<bool> {
+    bench(linux, |root, tc, series| {
+        let out = out.or(series.map(|s| generated(root, "nvme-bench", s)));
+        let opts = checker::tools::nvmebench::NvmeBench {
+            seconds,
+            rounds,
+            out,
+        };
+        checker::tools::nvmebench::run(root, tc, &opts)
+    })
 }
 
-/// Runs a benchmark on this workspace with the set-up's toolchain and
-/// prints its table.
-fn bench(measure: impl FnOnce(&Path, &setup::Toolchain) -> Result<String>) -> Result<bool> {
+/// `book/src/generated/<stem>-<series>.md`: a table of a series other than
+/// the host's, beside the host's `<stem>.md`.
+fn generated(root: &Path, stem: &str, series: checker::tools::guest::Linux) -> PathBuf {
+    root.join("book/src/generated")
+        .join(format!("{stem}-{}.md", series.arg()))
+}
+
+/// Runs a benchmark on this workspace with the toolchain of the guest
+/// series `linux` (default: the host's) and prints its table; `measure`
+/// gets the series when it is not the host's.
+fn bench(
+    linux: Option<checker::tools::guest::Linux>,
+    measure: impl FnOnce(
+        &Path,
+        &setup::Toolchain,
+        Option<checker::tools::guest::Linux>,
+    ) -> Result<String>,
+) -> Result<bool> {
     vm::install_interrupt_handler()?;
     let root = workspace::root()?;
-    let tc = run::ensure_quiet()?;
-    print!("{}", measure(&root, &tc)?);
+    let base = run::ensure_quiet()?;
+    let host = base.abi.clone();
+    let tc = run::guest_toolchain(linux, None, base, &Ok(root.clone()))?;
+    let other = linux.filter(|_| tc.abi != host);
+    println!("kernel: {}", tc.abi);
+    print!("{}", measure(&root, &tc, other)?);
     Ok(true)
 }
 
