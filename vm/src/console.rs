@@ -70,6 +70,8 @@ const OOPS: &[&str] = &[
     "general protection fault",
     "BUG: kernel NULL pointer dereference",
     "BUG: unable to handle",
+    // `BUG()`, as a Rust panic ends in the kernel crate (an oops follows).
+    "kernel BUG at",
 ];
 
 /// The headlines of lockdep's reports.

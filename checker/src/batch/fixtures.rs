@@ -231,7 +231,19 @@ fn compare_verdicts(dirs: &[PathBuf], entries: &[Entry], args: &FixturesArgs) ->
         let file = dir.join(verdict_file(args.kernel));
         let want = fs::read_to_string(&file).unwrap_or_default();
         let want = want.trim();
-        let same = want == got;
+        let mut same = want == got;
+        // A fixture's `decoded.txt`: lines its crash excerpt must hold,
+        // the module frames decoded to source lines (run/decode.rs).
+        if let Ok(decoded) = fs::read_to_string(dir.join("decoded.txt")) {
+            let excerpt = r.crash_excerpt.as_deref().unwrap_or("");
+            let held: Vec<&str> = excerpt.lines().map(str::trim).collect();
+            for line in decoded.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                if !held.contains(&line) {
+                    same = false;
+                    println!("        {}: no `{line}` in its crash excerpt", r.lab);
+                }
+            }
+        }
         if args.update && !same {
             fs::write(&file, format!("{got}\n"))?;
         }

@@ -6,6 +6,7 @@
 
 pub mod buildcheck;
 pub mod compilefail;
+pub mod decode;
 pub mod events;
 
 use std::fs;
@@ -1079,8 +1080,19 @@ impl LabRun<'_> {
             .or_else(|| grade::find_crash(&text))
             .map(|mut crash| {
                 crash.step = (crash.step).map(|(n, name)| (self.plan.console_position(n), name));
+                crash.excerpt = self.decoded(&crash.excerpt);
                 crash
             })
+    }
+
+    /// `excerpt` with the source lines of its frames in the lab's modules
+    /// (see [`decode::annotate`]).
+    fn decoded(&self, excerpt: &str) -> String {
+        let modules: Vec<(String, PathBuf)> = (self.lab.config.modules.iter())
+            .map(|m| (m.replace('-', "_"), self.lab.dir.join(format!("{m}.ko"))))
+            .collect();
+        let root = crate::tools::workspace::enclosing(&self.lab.dir);
+        decode::annotate(excerpt, &modules, &root)
     }
 
     /// What to say when the guest did not finish its steps: a time-out, or
