@@ -3,7 +3,7 @@
  * C helpers for the block layer abstractions (kernel-crate/src/block,
  * scatterlist.rs): blk-mq's inline functions and the fields of its structs
  * that the Rust side reads, so that bindgen only has to see the tag set,
- * the ops tables and `struct scatterlist`. helpers.c includes this file.
+ * the ops tables and `struct scatterlist`.
  */
 #include <linux/bio.h>
 #include <linux/blk-mq.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Declarations of the C helpers in helpers.c: macros and inline functions
- * of the kernel API that Rust cannot call directly.
+ * Declarations of the C helpers (the .c files of this folder): macros and
+ * inline functions of the kernel API that Rust cannot call directly.
  */
 #ifndef RUST_KERNEL_HELPERS_H
 #define RUST_KERNEL_HELPERS_H

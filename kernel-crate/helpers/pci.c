@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * C helpers for PCI, MMIO, DMA, interrupts, delays and the id allocator
- * (kernel-crate/src/{pci,io,dma,irq,delay,ida,device}.rs). helpers.c
- * includes this file, so Kbuild compiles it into every module.
+ * C helpers for PCI, MMIO and DMA masks (kernel-crate/src/{pci,io,dma}.rs).
  */
-#include <linux/cpumask.h>
-#include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/dma-mapping.h>
-#include <linux/idr.h>
 #include <linux/io.h>
 #include <linux/pci.h>
 
@@ -54,11 +49,6 @@ unsigned long rust_helper_pci_resource_flags(struct pci_dev *pdev, int bar)
 	return pci_resource_flags(pdev, bar);
 }
 
-const char *rust_helper_dev_name(const struct device *dev)
-{
-	return dev_name(dev);
-}
-
 u32 rust_helper_readl(const void __iomem *addr)
 {
 	return readl(addr);
@@ -84,37 +74,7 @@ int rust_helper_dma_set_mask_and_coherent(struct device *dev, u64 mask)
 	return dma_set_mask_and_coherent(dev, mask);
 }
 
-void rust_helper_usleep_range(unsigned long min, unsigned long max)
-{
-	usleep_range(min, max);
-}
-
-void rust_helper_ida_init(struct ida *ida)
-{
-	ida_init(ida);
-}
-
-unsigned long rust_helper_jiffies(void)
-{
-	return jiffies;
-}
-
-unsigned long rust_helper_msecs_to_jiffies(unsigned int ms)
-{
-	return msecs_to_jiffies(ms);
-}
-
-unsigned int rust_helper_num_online_cpus(void)
-{
-	return num_online_cpus();
-}
-
 struct pci_driver *rust_helper_pci_dev_driver(struct pci_dev *pdev)
 {
 	return to_pci_driver(pdev->dev.driver);
-}
-
-int rust_helper_cpumask_next(int n, const struct cpumask *mask)
-{
-	return cpumask_next(n, mask);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * C helpers for the interrupt-disabling spinlock and the atomic-context
- * checks (kernel-crate/src/sync). helpers.c includes this file.
+ * checks (kernel-crate/src/sync).
  */
 #include <linux/bug.h>
 #include <linux/irqflags.h>
@@ -9,6 +9,8 @@
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/spinlock.h>
+
+#include "helpers.h"
 
 /*
  * SpinLockIrq's guards may be dropped in any order, so a guard cannot

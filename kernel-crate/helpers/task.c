@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Helpers for tasks and work items (kernel-crate/src/task.rs, workqueue.rs),
- * included by helpers.c.
+ * Helpers for tasks and work items (kernel-crate/src/task.rs, workqueue.rs).
  */
 #include <linux/cred.h>
 #include <linux/pid_namespace.h>
 #include <linux/sched.h>
 #include <linux/sched/task.h>
 #include <linux/workqueue.h>
+
+#include "helpers.h"
 
 void rust_helper_get_task_struct(struct task_struct *t)
 {

@@ -2,14 +2,16 @@
 /*
  * The registry of a module's kernel threads and registrations
  * (kernel-crate/src/unload.rs): its lock, and what the exit says and does
- * about a leaked one. helpers.c is compiled into every module, so each
- * module has its own lock, and KBUILD_MODNAME names it.
+ * about a leaked one. This file is compiled into each module that uses
+ * it, so each has its own lock, and KBUILD_MODNAME names the module.
  */
 #include <linux/bug.h>
 #include <linux/kmemleak.h>
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
+
+#include "helpers.h"
 
 static DEFINE_SPINLOCK(rust_unload_lock);
 

@@ -17,7 +17,7 @@
 # The package is built as a staticlib for x86_64-unknown-none with the
 # kernel's code model and the mitigations this kernel is built with
 # (retpolines, return thunks). Fat LTO leaves one object holding the crate
-# graph; it is linked into <name>.ko with the C helpers. The archive's
+# graph; it is linked into <name>.ko with the C helpers it calls. The archive's
 # compiler_builtins objects are left out: memcpy and friends come from the
 # kernel, and any other builtin the code needs (128-bit division, floats)
 # is an undefined symbol that modpost reports at build time.
@@ -143,12 +143,21 @@ quiet_cmd_cargo = CARGO   $@
 $(obj)/$(rust-module)_rust.o: $(rust-sources) FORCE
 	$(call if_changed,cargo)
 
-# The C helpers, compiled into the module like any C file of it.
+# The C helpers, compiled into the module like any C file of it: only the
+# files of helpers/ that define a symbol the Rust object calls
+# (kbuild/helpers.sh), so that a module imports only what it uses. The
+# file is replaced only when the list changes, which then recompiles it.
 quiet_cmd_helpers = GEN     $@
-      cmd_helpers = echo '\#include "$(kernel-crate)/helpers/helpers.c"' > $@
+      cmd_helpers = $(CONFIG_SHELL) $(kernel-crate)/kbuild/helpers.sh "$(NM)" \
+	$(obj)/$(rust-module)_rust.o $(kernel-crate)/helpers > $@.tmp && \
+	{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
 
-$(obj)/kernel_helpers.c: $(kernel-crate)/helpers/helpers.c FORCE
+$(obj)/kernel_helpers.c: $(obj)/$(rust-module)_rust.o $(kernel-crate)/kbuild/helpers.sh \
+		$(wildcard $(kernel-crate)/helpers/*.c) FORCE
 	$(call if_changed,helpers)
+
+# Every helper the Rust object does not call is dropped (helpers.sh).
+CFLAGS_kernel_helpers.o += -fwhole-program
 
 $(rust-module)-y += $(rust-module)_rust.o kernel_helpers.o
 targets += $(rust-module)_rust.o kernel_helpers.c
