@@ -2,7 +2,7 @@
 /*
  * Shrinkers (kernel-crate/src/shrinker.rs).
  */
-#include <linux/shrinker.h>
+#include <linux/mm.h>
 #include <linux/version.h>
 
 #include "helpers.h"

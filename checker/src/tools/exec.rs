@@ -73,7 +73,9 @@ pub fn module_folders(root: &Path) -> Result<Vec<(PathBuf, bool)>> {
 }
 
 /// `checker clippy`: builds every folder of [`module_folders`] with
-/// clippy, warnings denied (`CLIPPY=1`); stops at the first that fails.
+/// clippy, warnings denied (`CLIPPY=1`), and checks that each module
+/// built imports only what it uses ([`crate::tools::imports`]); stops at
+/// the first that fails.
 pub fn clippy(root: &Path, tc: &Toolchain) -> Result<()> {
     for (dir, solution) in module_folders(root)? {
         let shown = dir.strip_prefix(root).unwrap_or(&dir).display().to_string();
@@ -88,6 +90,10 @@ pub fn clippy(root: &Path, tc: &Toolchain) -> Result<()> {
             .context("cannot run make")?;
         if !status.success() {
             bail!("clippy: {shown} failed");
+        }
+        // The modules just built import only what their Rust code uses.
+        for m in crate::tools::imports::check_dir(&dir)? {
+            println!("imports: {shown}/{} {}", m.name, m.imports);
         }
     }
     Ok(())
