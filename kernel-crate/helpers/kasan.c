@@ -9,6 +9,8 @@
  * them (mm/kasan/shadow.c); 6.1 does not, but its memcpy and friends are
  * the checked ones when called from instrumented code (this file is, as
  * every C file of a module on a KASAN kernel), so these forward to them.
+ * They are __visible: rust-module.mk compiles the helpers with
+ * -fwhole-program.
  */
 #include <linux/version.h>
 
@@ -19,17 +21,17 @@ void *__asan_memcpy(void *dest, const void *src, size_t len);
 void *__asan_memmove(void *dest, const void *src, size_t len);
 void *__asan_memset(void *addr, int c, size_t len);
 
-void *__asan_memcpy(void *dest, const void *src, size_t len)
+__visible void *__asan_memcpy(void *dest, const void *src, size_t len)
 {
 	return memcpy(dest, src, len);
 }
 
-void *__asan_memmove(void *dest, const void *src, size_t len)
+__visible void *__asan_memmove(void *dest, const void *src, size_t len)
 {
 	return memmove(dest, src, len);
 }
 
-void *__asan_memset(void *addr, int c, size_t len)
+__visible void *__asan_memset(void *addr, int c, size_t len)
 {
 	return memset(addr, c, len);
 }

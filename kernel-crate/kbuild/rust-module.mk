@@ -146,18 +146,20 @@ $(obj)/$(rust-module)_rust.o: $(rust-sources) FORCE
 # The C helpers, compiled into the module like any C file of it: only the
 # files of helpers/ that define a symbol the Rust object calls
 # (kbuild/helpers.sh), so that a module imports only what it uses. The
-# file is replaced only when the list changes, which then recompiles it.
+# file is replaced only when the list changes, which then recompiles it;
+# a failure fails the rule, as for cmd_cargo.
 quiet_cmd_helpers = GEN     $@
-      cmd_helpers = $(CONFIG_SHELL) $(kernel-crate)/kbuild/helpers.sh "$(NM)" \
+      cmd_helpers = ($(CONFIG_SHELL) $(kernel-crate)/kbuild/helpers.sh "$(NM)" \
 	$(obj)/$(rust-module)_rust.o $(kernel-crate)/helpers > $@.tmp && \
-	{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
+	{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }) || \
+	{ rm -f $@ $@.tmp; exit 1; }
 
 $(obj)/kernel_helpers.c: $(obj)/$(rust-module)_rust.o $(kernel-crate)/kbuild/helpers.sh \
 		$(wildcard $(kernel-crate)/helpers/*.c) FORCE
 	$(call if_changed,helpers)
 
 # Every helper the Rust object does not call is dropped (helpers.sh).
-CFLAGS_kernel_helpers.o += -fwhole-program
+CFLAGS_kernel_helpers.o += $(call cc-option,-fwhole-program)
 
 $(rust-module)-y += $(rust-module)_rust.o kernel_helpers.o
 targets += $(rust-module)_rust.o kernel_helpers.c
