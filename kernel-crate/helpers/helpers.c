@@ -15,6 +15,7 @@
 #include <linux/bug.h>
 #include <linux/completion.h>
 #include <linux/mutex.h>
+#include <linux/preempt.h>
 #include <linux/rbtree.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
@@ -23,6 +24,34 @@
 #include <linux/spinlock.h>
 
 #include "helpers.h"
+
+/*
+ * The fault-injection site of the crate's allocator: whether this
+ * allocation call is the one the task's /proc/thread-self/fail-nth asks to
+ * fail (see Documentation/fault-injection/fault-injection.rst). The kernel
+ * counts its own calls to should_fail() on the same counter; the debug
+ * kernel's failslab and fail_page_alloc are set so that none of theirs
+ * counts during a failslab step (vm/guest/failslab.sh), so the n-th
+ * allocation call of the module is the one that fails, whatever the kernel
+ * allocates around it. Kernels without CONFIG_FAULT_INJECTION (Debian's)
+ * never fail here.
+ */
+bool rust_helper_alloc_should_fail(void)
+{
+#ifdef CONFIG_FAULT_INJECTION
+	unsigned int n;
+
+	if (!in_task())
+		return false;
+	n = READ_ONCE(current->fail_nth);
+	if (!n)
+		return false;
+	WRITE_ONCE(current->fail_nth, n - 1);
+	return n == 1;
+#else
+	return false;
+#endif
+}
 
 void rust_helper_BUG(void)
 {
