@@ -294,7 +294,7 @@ fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
     let outcome = match real_main(cli) {
         Ok(outcome) => outcome,
-        Err(e) if e.is::<vm::Interrupted>() => {
+        Err(e) if checker::outcome::is_interrupted(&e) => {
             eprintln!("checker: interrupted");
             Outcome::Interrupted
         }

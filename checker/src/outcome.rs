@@ -29,6 +29,16 @@ Exit codes:
        not everything was graded
   130  interrupted (Ctrl-C)";
 
+/// Whether Ctrl-C ended `e`: the checker's own [`vm::Interrupted`], or the
+/// `vm` crate's [`vm::Error::Interrupted`], under any context.
+pub fn is_interrupted(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.is::<vm::Interrupted>()
+            || c.downcast_ref::<vm::Error>()
+                .is_some_and(vm::Error::is_interrupted)
+    })
+}
+
 impl Outcome {
     /// The process's exit code.
     pub fn code(self) -> u8 {
@@ -73,6 +83,19 @@ mod tests {
             student: "alice".into(),
             result,
         }
+    }
+
+    /// Ctrl-C is seen whichever crate reported it, under contexts; no
+    /// other error is.
+    #[test]
+    fn interrupted_from_either_crate() {
+        use anyhow::Context as _;
+        let from_vm: anyhow::Result<()> = Err(vm::Error::Interrupted.into());
+        assert!(is_interrupted(&from_vm.context("boot").unwrap_err()));
+        let own = anyhow::Error::from(vm::Interrupted).context("build");
+        assert!(is_interrupted(&own));
+        let qemu = anyhow::Error::from(vm::Error::Qemu("no qemu".into())).context("boot");
+        assert!(!is_interrupted(&qemu));
     }
 
     /// One run the checker could not make outweighs any number of graded

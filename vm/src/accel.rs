@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use crate::error::{bail, Result};
 
 /// How long the KVM probe guest may take to print its banner.
 pub const PROBE_TIME: Duration = Duration::from_secs(3);
@@ -35,7 +35,10 @@ impl AccelChoice {
             "auto" | "" => AccelChoice::Auto,
             "kvm" => AccelChoice::Kvm,
             "tcg" => AccelChoice::Tcg,
-            other => bail!("unknown accelerator {other:?} (CHECKER_ACCEL): use auto, kvm or tcg"),
+            other => bail!(
+                Guest,
+                "unknown accelerator {other:?} (CHECKER_ACCEL): use auto, kvm or tcg"
+            ),
         })
     }
 }

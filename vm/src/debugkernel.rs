@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use crate::error::{bail, Context as _, Error, Result};
 
 /// The configuration fragment (`debug/debug.config`).
 pub const FRAGMENT: &str = include_str!("../debug/debug.config");
@@ -143,8 +143,10 @@ fn installed_version() -> Option<String> {
 /// kernel build's tools when any is missing).
 fn source_version(install: &dyn Fn() -> Result<()>) -> Result<String> {
     install()?;
-    installed_version().with_context(|| {
-        format!("{SOURCE_PACKAGE} is installed but {SOURCE_TARBALL} is missing; retry with `make vm-debug`")
+    installed_version().ok_or_else(|| {
+        Error::Kernel(format!(
+            "{SOURCE_PACKAGE} is installed but {SOURCE_TARBALL} is missing; retry with `make vm-debug`"
+        ))
     })
 }
 
@@ -210,6 +212,7 @@ fn check_status(status: std::process::ExitStatus, log: &Path, what: &str) -> Res
     if !status.success() {
         let text = fs::read_to_string(log).unwrap_or_default();
         bail!(
+            Kernel,
             "{what} failed; last lines of {}:\n{}",
             log.display(),
             tail(&text, 30)
@@ -285,6 +288,7 @@ fn configure(dk: &DebugKernel, log: &Path) -> Result<()> {
     let missing = config_mismatches(FRAGMENT, &dotconfig);
     if !missing.is_empty() {
         bail!(
+            Kernel,
             "Kconfig did not take these options of vm/debug/debug.config (their dependencies are \
              not met): {}",
             missing.join(", ")
@@ -336,7 +340,7 @@ fn wait_with_progress(
                 .arg(format!("-{}", child.id()))
                 .status();
             let _ = child.wait();
-            return Err(crate::qemu::Interrupted.into());
+            return Err(Error::Interrupted);
         }
         if last.elapsed() >= Duration::from_secs(30) {
             last = Instant::now();

@@ -24,7 +24,7 @@ use std::fs;
 use std::io::{Read, Write};
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use crate::error::{Context as _, Error, Result};
 use sha2::{Digest, Sha256};
 
 /// The sector size of the pattern, whatever the device's block size.
@@ -124,10 +124,11 @@ const CHUNK: usize = 2048 * SECTOR;
 /// Writes `size` bytes (a multiple of [`SECTOR`]) of `image` to `path`;
 /// returns the image's SHA-256 in hex.
 pub fn write_image(path: &Path, size: u64, image: Image) -> Result<String> {
-    anyhow::ensure!(
-        size.is_multiple_of(SECTOR as u64),
-        "a disk's size must be a multiple of {SECTOR} bytes, not {size}"
-    );
+    if !size.is_multiple_of(SECTOR as u64) {
+        return Err(Error::Guest(format!(
+            "a disk's size must be a multiple of {SECTOR} bytes, not {size}"
+        )));
+    }
     let mut file =
         fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut hash = Sha256::new();

@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use crate::error::{bail, Context as _, Result};
 
 use crate::accel::Accel;
 use crate::{channel, cpio, image};
@@ -259,7 +259,10 @@ pub fn read_busybox() -> Result<Vec<u8>> {
     // A dynamically linked busybox (package `busybox`) cannot run in the
     // initramfs, which has no libc.
     if has_interpreter(&data) {
-        bail!("{BUSYBOX} is dynamically linked: install busybox-static (`make setup`)");
+        bail!(
+            Guest,
+            "{BUSYBOX} is dynamically linked: install busybox-static (`make setup`)"
+        );
     }
     Ok(data)
 }

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use crate::error::{bail, Context as _, Error, Result};
 
 /// The guest folder of the image's modules, under `/lab/`.
 pub const GUEST_DIR: &str = "image";
@@ -164,20 +164,23 @@ fn unpacked(full: &Path) -> Result<PathBuf> {
     if plain.is_file() {
         return Ok(plain);
     }
-    let dir = plain.parent().context("a module file has a folder")?;
+    let dir =
+        (plain.parent()).ok_or_else(|| Error::Kernel(format!("{}: no folder", plain.display())))?;
     let tmp = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("cannot unpack {} in {}", full.display(), dir.display()))?;
     let status = std::process::Command::new("xz")
         .arg("-dc")
         .arg(full)
-        .stdout(tmp.reopen()?)
+        .stdout(tmp.reopen().context("cannot reopen the unpacked module")?)
         .stdin(std::process::Stdio::null())
         .status()
         .context("cannot run xz (install xz-utils)")?;
     if !status.success() {
-        bail!("xz -dc {} failed ({status})", full.display());
+        bail!(Kernel, "xz -dc {} failed ({status})", full.display());
     }
-    tmp.persist(&plain)?;
+    tmp.persist(&plain)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot write {}", plain.display()))?;
     Ok(plain)
 }
 
@@ -232,6 +235,7 @@ pub fn resolve(dir: &Path, entries: &[String]) -> Result<Vec<ImageModule>> {
                 xz
             } else if !dir.join(entry).is_file() {
                 bail!(
+                    Kernel,
                     "image_modules: {entry} is not in the guest kernel's modules ({})",
                     dir.display()
                 );
@@ -239,11 +243,11 @@ pub fn resolve(dir: &Path, entries: &[String]) -> Result<Vec<ImageModule>> {
                 entry.clone()
             }
         } else {
-            by_name.get(&normalise(entry)).cloned().with_context(|| {
-                format!(
+            by_name.get(&normalise(entry)).cloned().ok_or_else(|| {
+                Error::Kernel(format!(
                     "image_modules: the guest kernel has no module {entry} (no {entry}.ko under {})",
                     dir.display()
-                )
+                ))
             })?
         };
         visit(dir, &by_name, &rel, &mut Vec::new(), &mut done, &mut order)?;
@@ -266,27 +270,35 @@ fn visit(
     let key = normalise(&stem);
     if let Some(other) = done.get(&key) {
         if other != rel {
-            bail!("image_modules: {other} and {rel} are both module {stem}");
+            bail!(
+                Kernel,
+                "image_modules: {other} and {rel} are both module {stem}"
+            );
         }
         return Ok(());
     }
     if path.contains(&key) {
         bail!(
+            Kernel,
             "image_modules: the dependencies of {stem} go round in a circle ({} -> {stem})",
             path.join(" -> ")
         );
     }
     let full = unpacked(&dir.join(rel))?;
     let data = fs::read(&full).with_context(|| format!("cannot read {}", full.display()))?;
-    let needs = depends(&data)
-        .with_context(|| format!("image_modules: {} has no .modinfo section", full.display()))?;
+    let needs = depends(&data).ok_or_else(|| {
+        Error::Kernel(format!(
+            "image_modules: {} has no .modinfo section",
+            full.display()
+        ))
+    })?;
     path.push(key.clone());
     for need in needs {
-        let dep = by_name.get(&normalise(&need)).with_context(|| {
-            format!(
+        let dep = by_name.get(&normalise(&need)).ok_or_else(|| {
+            Error::Kernel(format!(
                 "image_modules: {stem} depends on {need}, which is not under {}",
                 dir.display()
-            )
+            ))
         })?;
         visit(dir, by_name, dep, path, done, order)?;
     }

@@ -16,6 +16,7 @@
 //!   steps (`checker shell`).
 //! - [`tools`]: the checker's own guest programs (`failslab`).
 //! - [`debugkernel`]: the debug kernel's build and cache.
+//! - [`error`]: the crate's [`Error`], one variant per thing that fails.
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
@@ -26,6 +27,7 @@ pub mod console;
 pub mod cpio;
 pub mod debugkernel;
 pub mod disk;
+pub mod error;
 pub mod guest;
 pub mod image;
 pub mod qemu;
@@ -33,6 +35,7 @@ pub mod shell;
 pub mod tools;
 
 pub use channel::{StepRecord, Transcript};
+pub use error::{Error, Result};
 pub use guest::{Device, Guest, Module, Program, Source, Step};
 pub use qemu::{
     install_interrupt_handler, interrupted, run, Ending, GuestRun, Interrupted, Progress,

@@ -14,7 +14,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use crate::error::{Context as _, Error, Result};
 
 use crate::channel::{self, Transcript};
 use crate::guest::{self, Contents, Guest, KERNEL_CMDLINE};
@@ -25,7 +25,7 @@ pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Installs the Ctrl-C handler (once per process).
 pub fn install_interrupt_handler() -> Result<()> {
     ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst))
-        .context("cannot install the Ctrl-C handler")
+        .map_err(|e| Error::other("cannot install the Ctrl-C handler", e))
 }
 
 /// Whether Ctrl-C was pressed.
@@ -33,7 +33,8 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// The error returned when Ctrl-C stopped a run (exit status 130).
+/// Ctrl-C stopped a run (exit status 130), as the checker's own code
+/// returns it; this crate's functions return [`Error::Interrupted`].
 #[derive(Debug)]
 pub struct Interrupted;
 
@@ -140,7 +141,7 @@ pub(crate) fn qemu_args_with(
 }
 
 /// Boots the guest, runs the steps and collects what they reported.
-/// `progress` is called from the poll loop. Returns `Err(Interrupted)` on
+/// `progress` is called from the poll loop. Returns `Err(Error::Interrupted)` on
 /// Ctrl-C, after killing QEMU and removing the temporary folder.
 pub fn run(guest: &Guest, progress: &mut dyn FnMut(Progress)) -> Result<GuestRun> {
     let tmp = tempfile::Builder::new().prefix("checker-vm-").tempdir()?;
@@ -217,7 +218,7 @@ fn start(guest: &Guest, files: &RunFiles) -> Result<QemuGuard> {
 }
 
 /// Waits for QEMU to exit or the time limit (then kills it), calling
-/// `poll` every 50 ms; `Err(Interrupted)` on Ctrl-C.
+/// `poll` every 50 ms; `Err(Error::Interrupted)` on Ctrl-C.
 pub(crate) fn wait(
     qemu: &mut QemuGuard,
     timeout: Duration,
@@ -229,7 +230,7 @@ pub(crate) fn wait(
             return Ok((Ending::Exited, Some(status)));
         }
         if interrupted() {
-            return Err(Interrupted.into());
+            return Err(Error::Interrupted);
         }
         if started.elapsed() >= timeout {
             let _ = qemu.0.kill();

@@ -10,7 +10,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use crate::error::{bail, Context as _, Result};
 
 use crate::guest::{self, Contents, Guest, Program, Source};
 use crate::qemu::{self, Ending};
@@ -79,13 +79,14 @@ pub fn run(guest: &Guest, opts: &Session<'_>) -> Result<ExitStatus> {
     let status = match qemu::wait(&mut qemu, limit, started, &mut || {})? {
         (Ending::Exited, Some(status)) => status,
         _ => bail!(
+            Qemu,
             "the guest was still running after {} s: killed",
             started.elapsed().as_secs()
         ),
     };
     if let Some(ready) = ready {
         if !ready.join().unwrap_or(false) {
-            bail!("the guest's shell never said {READY:?}");
+            bail!(Qemu, "the guest's shell never said {READY:?}");
         }
     }
     Ok(status)

@@ -10,7 +10,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use crate::error::{bail, Context as _, Result};
 
 use crate::channel::shell_quote;
 use crate::guest::{Program, Source};
@@ -79,6 +79,7 @@ pub fn failnth() -> Result<PathBuf> {
     let _ = fs::remove_file(&source);
     if !out.status.success() {
         bail!(
+            Guest,
             "gcc could not build the guest tool failnth (vm/guest/failnth.c):\n{}",
             String::from_utf8_lossy(&out.stderr)
         );

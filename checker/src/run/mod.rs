@@ -230,7 +230,7 @@ fn accel_choice(flag: Option<AccelChoice>) -> Result<AccelChoice> {
     match flag {
         Some(c) => Ok(c),
         None => match std::env::var("CHECKER_ACCEL") {
-            Ok(v) => AccelChoice::parse(&v),
+            Ok(v) => Ok(AccelChoice::parse(&v)?),
             Err(_) => Ok(AccelChoice::Auto),
         },
     }

@@ -28,9 +28,11 @@ use crate::tools::setup::Toolchain;
 /// installing its source and the build's tools
 /// ([`crate::tools::setup::DEBUG_KERNEL_PACKAGES`]) first when any is missing.
 pub fn ensure(cache: &Path) -> Result<DebugKernel> {
-    debugkernel::ensure(cache, &|| {
+    let dk = debugkernel::ensure(cache, &|| {
         crate::tools::setup::ensure_packages(&crate::tools::setup::DEBUG_KERNEL_PACKAGES, false)
-    })
+            .map_err(|e| ::vm::Error::other("cannot install the debug kernel's source", e))
+    })?;
+    Ok(dk)
 }
 
 /// The toolchain that builds modules for the debug kernel `dk` and boots

@@ -84,7 +84,7 @@ pub fn run(args: &WatchArgs) -> Result<bool> {
     // A run that fails to start (say, the set-up) is reported as
     // `checker lab` reports it, and the next save is graded again.
     let grade = || match run::run_request(&request, &mut Terminal::stdout()) {
-        Err(e) if !e.is::<vm::Interrupted>() => eprintln!("checker: error: {e:#}"),
+        Err(e) if !crate::outcome::is_interrupted(&e) => eprintln!("checker: error: {e:#}"),
         _ => {}
     };
     let mut seen = snapshot(&dir);
