@@ -2,11 +2,12 @@
 //! from the sentence for people; and a results.json of the first format
 //! (`results-format-1.json`, written by the checker of 2026-12-04: a
 //! `status` word and a `reason` sentence, a skipped step naming the step
-//! it needs, the verdict `guest-exited`) still reads, to the same values.
+//! it needs, the verdict `guest-exited` at a step `09 (name)`) still
+//! reads, to the same values.
 
 use checker::grade::{Failure, Status};
 use checker::plan::StepId;
-use checker::report::{self, Entry, Kind};
+use checker::report::{self, Entry, Kind, Verdict};
 use checker::tools::workspace::source_root as root;
 use serde::Deserialize;
 
@@ -51,6 +52,12 @@ fn a_results_json_of_the_first_format_still_reads() {
         .collect();
     assert_eq!(statuses(carol), expected);
     assert_eq!(carol.result.verdict.kind, Kind::GuestStopped);
+    let step = carol.result.verdict.step.as_ref().expect("a step");
+    assert_eq!((step.number, step.name.as_str()), (9, "guest_stopped"));
+    assert_eq!(
+        carol.result.verdict.short(),
+        "guest-stopped at step 09 (guest_stopped)"
+    );
     assert_eq!(carol.result.seed, Some(42));
 }
 
@@ -61,6 +68,7 @@ fn the_typed_fields_are_what_is_read() {
     assert!(json.contains(r#""failure": "build-cpu-time""#), "{json}");
     assert!(json.contains(r#""needs": 2"#) && json.contains(r#""updated": true"#));
     assert!(json.contains(r#""kind": "guest-stopped""#));
+    assert!(json.contains(r#""number": 9,"#) && !json.contains(r#""step": "09"#));
     assert_eq!(read(&json), entries);
     // The sentences are for people: reworded or gone, nothing changes.
     let mut doc: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -70,6 +78,14 @@ fn the_typed_fields_are_what_is_read() {
         }
     }
     assert_eq!(read(&doc.to_string()), entries);
+}
+
+#[test]
+fn a_verdict_names_its_step_by_number_and_name() {
+    for bad in [r#""9 guest""#, r#""(x)""#, r#"{"number": 9}"#, "9"] {
+        let json = format!(r#"{{"kind": "failed", "step": {bad}, "line": null}}"#);
+        assert!(serde_json::from_str::<Verdict>(&json).is_err(), "{json}");
+    }
 }
 
 #[test]

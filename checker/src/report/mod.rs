@@ -80,8 +80,8 @@ impl Kind {
 pub struct Verdict {
     /// What happened.
     pub kind: Kind,
-    /// The step it happened in, `NN (name)`, when there is one.
-    pub step: Option<String>,
+    /// The step it happened in, when there is one.
+    pub step: Option<StepRef>,
     /// The console line that tells (a crash, a lockup), timestamp removed.
     pub line: Option<String>,
 }
@@ -106,6 +106,61 @@ impl Verdict {
         self.line
             .as_deref()
             .map_or_else(String::new, |l| format!("{open}{l}{close}"))
+    }
+}
+
+/// A step a verdict names: `{"number": 2, "name": "load"}` in the JSON,
+/// `02 (load)` for people. Results of the first format wrote the latter;
+/// it still reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "StepRefRecord")]
+pub struct StepRef {
+    /// 1-based, as the reports number steps.
+    pub number: usize,
+    /// The step's name.
+    pub name: String,
+}
+
+impl StepRef {
+    /// The step `id`, named `name`.
+    pub fn new(id: crate::plan::StepId, name: &str) -> StepRef {
+        StepRef {
+            number: id.number(),
+            name: name.to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for StepRef {
+    /// `NN (name)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:02} ({})", self.number, self.name)
+    }
+}
+
+/// A [`StepRef`] as read: typed, or the first format's `NN (name)`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StepRefRecord {
+    Typed { number: usize, name: String },
+    Label(String),
+}
+
+impl TryFrom<StepRefRecord> for StepRef {
+    type Error = String;
+
+    fn try_from(r: StepRefRecord) -> Result<StepRef, String> {
+        match r {
+            StepRefRecord::Typed { number, name } => Ok(StepRef { number, name }),
+            StepRefRecord::Label(label) => label
+                .split_once(" (")
+                .and_then(|(n, rest)| Some((n.parse().ok()?, rest.strip_suffix(')')?)))
+                .map(|(number, name)| StepRef {
+                    number,
+                    name: name.to_owned(),
+                })
+                .ok_or_else(|| format!("not a step: {label:?}")),
+        }
     }
 }
 
@@ -283,8 +338,9 @@ fn step_result(g: &StepGrade) -> StepResult {
 /// failed, time-out (a lockup the kernel reported is its `line`), crash,
 /// guest exited, unload refused, a failed step, passed.
 pub fn verdict(r: &RunResult) -> Verdict {
-    let first =
-        |f: &dyn Fn(&StepGrade) -> bool| r.steps.iter().find(|g| f(g)).map(StepGrade::label);
+    let first = |f: &dyn Fn(&StepGrade) -> bool| {
+        (r.steps.iter().find(|g| f(g))).map(|g| StepRef::new(g.id, &g.name))
+    };
     let failed = |why: Failure| move |g: &StepGrade| g.status == Status::Failed(why);
     let crash_line = r
         .crash
@@ -294,7 +350,7 @@ pub fn verdict(r: &RunResult) -> Verdict {
         .crash
         .as_ref()
         .and_then(|c| c.step.as_ref())
-        .map(|(i, name)| format!("{:02} ({name})", i + 1));
+        .map(|(i, name)| StepRef::new(crate::plan::StepId(*i), name));
     let v = |kind, step, line| Verdict { kind, step, line };
     let limit_kind = |l: Limit| match l {
         Limit::WallClock => Kind::BuildTimedOut,
@@ -312,7 +368,7 @@ pub fn verdict(r: &RunResult) -> Verdict {
         _ => None,
     };
     if let Some((kind, g)) = (r.steps.iter()).find_map(|g| limit_hit(g).map(|k| (k, g))) {
-        return v(kind, Some(g.label()), None);
+        return v(kind, Some(StepRef::new(g.id, &g.name)), None);
     }
     if !r.build.ok {
         return v(Kind::BuildFailed, None, None);
@@ -629,7 +685,10 @@ mod tests {
                     solution: false,
                     verdict: Verdict {
                         kind: Kind::Failed,
-                        step: Some("02 (load)".into()),
+                        step: Some(StepRef {
+                            number: 2,
+                            name: "load".into(),
+                        }),
                         line: None,
                     },
                     score: Score {
