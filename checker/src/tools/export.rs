@@ -446,7 +446,19 @@ pub fn export(
         }
         let meta = fs::symlink_metadata(&src)?;
         if meta.file_type().is_symlink() {
-            std::os::unix::fs::symlink(fs::read_link(&src)?, &dst)?;
+            let link = fs::read_link(&src)?;
+            let parent = Path::new(rel).parent().unwrap_or(Path::new(""));
+            let target = lexical(&parent.join(&link));
+            let inside = link.is_relative() && !target.starts_with("..");
+            let target_rel = target.to_string_lossy().replace('\\', "/");
+            if !inside || !exported(&target_rel, &answers, &book) {
+                bail!(
+                    "{rel} is a symbolic link to {}, which the students' repository does not \
+                     hold (an answer, or outside the course): make it a file or remove it",
+                    link.display()
+                );
+            }
+            std::os::unix::fs::symlink(&link, &dst)?;
             continue;
         }
         if let Some(text) = skeletons.get(rel) {
@@ -894,6 +906,36 @@ mod tests {
                 "notes.txt:3: a TODO marker",
             ]
         );
+    }
+
+    /// A link into a solution folder would be a way back to the answer
+    /// (or, absolute, to the instructor's copy of it).
+    #[test]
+    fn a_link_to_an_answer_is_refused() {
+        for link in ["../solution/src/lib.rs", "/etc/hostname"] {
+            let d = course(&[]);
+            std::os::unix::fs::symlink(link, d.path().join("labs/lab-01/src/answer.rs")).unwrap();
+            let out = tempfile::tempdir().unwrap();
+            let err = export(
+                d.path(),
+                &out.path().join("s"),
+                &Options::default(),
+                None,
+                &mut |_| {},
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                err.contains("labs/lab-01/src/answer.rs is a symbolic link to"),
+                "{err}"
+            );
+        }
+        // One to a file students get is kept as a link.
+        let d = course(&[]);
+        std::os::unix::fs::symlink("lib.rs", d.path().join("labs/lab-01/src/again.rs")).unwrap();
+        let (out, _) = export_of(d.path());
+        let again = out.path().join("students/labs/lab-01/src/again.rs");
+        assert_eq!(fs::read_link(again).unwrap(), Path::new("lib.rs"));
     }
 
     #[test]
