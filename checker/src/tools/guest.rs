@@ -138,7 +138,8 @@ pub fn toolchain_for(series: Linux, base: Toolchain, workspace: &Path) -> Result
     let boot_kernel = if g.vmlinux.is_file() {
         g.vmlinux.clone()
     } else {
-        // Debian's 6.12 bzImage has no XZ payload: boot it as it is.
+        // 6.12's payload is zstd's; when it cannot be unpacked (no zstd),
+        // the bzImage boots as it is, decompressing itself (slower).
         match setup::extract_vmlinux(&g.vmlinuz, &g.vmlinux) {
             Ok(()) => g.vmlinux.clone(),
             Err(_) => g.vmlinuz.clone(),

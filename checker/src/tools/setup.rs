@@ -46,8 +46,10 @@ pub const LAB_PACKAGES: PackageSet = PackageSet {
         // `gcc -static` for the guest's test programs (devtest, failnth).
         "libc6-dev",
         "bc",
-        // `xz` unpacks the guest kernel once, see [`extract_vmlinux`].
+        // `xz` unpacks the guest kernel once, see [`extract_vmlinux`], and
+        // 6.12's xz-compressed modules; `zstd` 6.12's kernel.
         "xz-utils",
+        "zstd",
         // The sandbox of every build of a student's code (`bwrap`, see
         // crate::tools::sandbox); `prlimit` is util-linux's, always there.
         "bubblewrap",
@@ -263,32 +265,60 @@ pub fn xz_offset(bzimage: &[u8]) -> Option<usize> {
     bzimage.windows(MAGIC.len()).position(|w| w == MAGIC)
 }
 
+/// The compressed kernel of a bzImage when it is zstd's (Debian's 6.12,
+/// `CONFIG_KERNEL_ZSTD=y`): the payload the boot protocol's header names
+/// (`setup_sects` at 0x1f1, `payload_offset` and `payload_length` at
+/// 0x248), without the 4-byte size the kernel's build appends to it.
+pub fn zstd_payload(bzimage: &[u8]) -> Option<&[u8]> {
+    let u32_at = |o: usize| -> Option<usize> {
+        Some(u32::from_le_bytes(bzimage.get(o..o + 4)?.try_into().ok()?) as usize)
+    };
+    let setup_sects = match *bzimage.get(0x1f1)? {
+        0 => 4,
+        n => usize::from(n),
+    };
+    let start = (setup_sects + 1) * 512 + u32_at(0x248)?;
+    let len = u32_at(0x24c)?.checked_sub(4)?;
+    let payload = bzimage.get(start..start.checked_add(len)?)?;
+    payload.starts_with(b"\x28\xb5\x2f\xfd").then_some(payload)
+}
+
 /// Unpacks the ELF kernel from a bzImage whose payload is XZ-compressed
-/// (Debian's `CONFIG_KERNEL_XZ=y`) into `dest`, atomically. QEMU boots the
-/// ELF through its PVH entry point (`CONFIG_PVH=y`), skipping the in-guest
-/// decompression that costs seconds under TCG.
+/// (Debian 12's `CONFIG_KERNEL_XZ=y`) or zstd-compressed (6.12's) into
+/// `dest`, atomically. QEMU boots the ELF through its PVH entry point
+/// (`CONFIG_PVH=y`), skipping the in-guest decompression that costs
+/// seconds under TCG.
 pub fn extract_vmlinux(vmlinuz: &Path, dest: &Path) -> Result<()> {
     use std::io::Write as _;
     let image = fs::read(vmlinuz).with_context(|| format!("cannot read {}", vmlinuz.display()))?;
-    let offset = xz_offset(&image).context("no XZ payload in the kernel image")?;
+    let (tool, args, payload): (&str, &[&str], &[u8]) = match xz_offset(&image) {
+        Some(offset) => ("xz", &["-dc", "--single-stream"], &image[offset..]),
+        None => match zstd_payload(&image) {
+            Some(payload) => ("zstd", &["-dcq"], payload),
+            None => bail!("no XZ or zstd payload in the kernel image"),
+        },
+    };
     let dir = dest.parent().context("no parent folder")?;
     let tmp = tempfile::NamedTempFile::new_in(dir)?;
-    let mut child = Command::new("xz")
-        .args(["-dc", "--single-stream"])
+    let mut child = Command::new(tool)
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(tmp.reopen()?)
         .stderr(Stdio::piped())
         .spawn()
-        .context("cannot run xz (install xz-utils)")?;
+        .with_context(|| format!("cannot run {tool} (install it: `make setup`)"))?;
     let mut stdin = child.stdin.take().context("no stdin")?;
     // xz writes to a file, so feeding it all before waiting cannot deadlock.
     // With --single-stream it stops reading after the stream: the write then
     // fails with a broken pipe, which is expected (xz's status decides).
-    let _ = stdin.write_all(&image[offset..]);
+    let _ = stdin.write_all(payload);
     drop(stdin);
     let out = child.wait_with_output()?;
     if !out.status.success() {
-        bail!("xz failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "{tool} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     let mut head = [0u8; 4];
     std::io::Read::read_exact(&mut fs::File::open(tmp.path())?, &mut head)?;
@@ -786,6 +816,45 @@ mod tests {
         // The debug kernel's tools are what a from-scratch build showed missing.
         for tool in ["flex", "bison", "libelf-dev", "linux-source-6.1"] {
             assert!(DEBUG_KERNEL_PACKAGES.packages.contains(&tool), "{tool}");
+        }
+    }
+
+    #[test]
+    fn zstd_payload_from_the_header() {
+        let mut image = vec![0u8; 2048];
+        image[0x1f1] = 1; // setup sectors: the payload area starts at 1024
+        image[0x248..0x24c].copy_from_slice(&16u32.to_le_bytes());
+        image[0x24c..0x250].copy_from_slice(&10u32.to_le_bytes());
+        image[1040..1050].copy_from_slice(b"\x28\xb5\x2f\xfdABsize");
+        assert_eq!(zstd_payload(&image), Some(&b"\x28\xb5\x2f\xfdAB"[..]));
+        image[1040] = 0;
+        assert_eq!(zstd_payload(&image), None);
+        // A length past the end.
+        image[0x24c..0x250].copy_from_slice(&4000u32.to_le_bytes());
+        assert_eq!(zstd_payload(&image), None);
+        assert_eq!(zstd_payload(b"short"), None);
+    }
+
+    /// Every kernel image in the cache unpacks (6.1's XZ, 6.12's zstd).
+    #[test]
+    fn cached_images_unpack() {
+        let Ok(dirs) = fs::read_dir(::vm::cache_root()) else {
+            return;
+        };
+        for dir in dirs.flatten() {
+            let Ok(boot) = fs::read_dir(dir.path().join("boot")) else {
+                continue;
+            };
+            for image in boot.flatten() {
+                let name = image.file_name().to_string_lossy().into_owned();
+                if !name.starts_with("vmlinuz-") {
+                    continue;
+                }
+                let out = tempfile::tempdir().unwrap();
+                let dest = out.path().join("vmlinux");
+                extract_vmlinux(&image.path(), &dest).unwrap();
+                assert!(fs::metadata(&dest).unwrap().len() > 1 << 20, "{name}");
+            }
         }
     }
 
