@@ -17,7 +17,8 @@
 //! (`target/guest-<series>`): the kernel crate's bindings follow the tree.
 //!
 //! `<cache>/guest-<series>` names the ABI once it is complete; a run then
-//! needs no network.
+//! needs no network. Progress goes to stderr: `checker kdir --guest`'s
+//! stdout is `module.mk`'s `KDIR`.
 
 use std::ffi::OsStr;
 use std::fs;
@@ -247,7 +248,7 @@ fn fetch_once(series: Linux, cache: &Path) -> Result<String> {
     let lock =
         fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
     if lock.try_lock().is_err() {
-        println!(
+        eprintln!(
             "setup: guest kernel {} ... waiting for another run's download",
             series.arg()
         );
@@ -265,7 +266,7 @@ fn fetch(series: Linux, cache: &Path) -> Result<String> {
     let codename = host_codename();
     let (suite, lines) = sources(series, &codename);
     let started = Instant::now();
-    println!(
+    eprintln!(
         "setup: guest kernel {} ... resolving it in Debian's {suite}",
         series.arg()
     );
@@ -295,7 +296,7 @@ fn fetch(series: Linux, cache: &Path) -> Result<String> {
         bail!("linux-headers-{abi} does not name its common headers and Kbuild tools: {names:?}");
     }
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    println!(
+    eprintln!(
         "setup: guest kernel {} ... downloading {}",
         series.arg(),
         names.join(" ")
@@ -334,7 +335,7 @@ fn fetch(series: Linux, cache: &Path) -> Result<String> {
     fs::rename(&root, &dest)
         .with_context(|| format!("cannot move the kernel into {}", dest.display()))?;
     fs::write(marker(cache, series), format!("{abi}\n"))?;
-    println!(
+    eprintln!(
         "setup: guest kernel {} ... ok ({abi}, {:.0} MB downloaded and unpacked in {:.1} s)",
         series.arg(),
         bytes as f64 / 1e6,
