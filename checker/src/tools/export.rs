@@ -33,7 +33,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -103,27 +103,38 @@ pub fn ensure_empty(dir: &Path) -> Result<()> {
     }
 }
 
-/// The files of the course at `root`, relative and `/`-separated: those
-/// git tracks that exist in the working tree (so build output and
+/// The files of the course at `root`, relative and `/`-separated: when
+/// `root` is the top of a git working tree, those git tracks that exist in
+/// it (so build output and
 /// generated files stay out), else, outside git, every file but build
 /// output, `.git`, `target/`, `node_modules/` and `book/build/`.
 pub fn course_files(root: &Path) -> Result<Vec<String>> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["ls-files", "-z", "--cached"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+    };
+    // Only a repository whose top is `root` (not one `root` lies in).
+    let top = git(&["rev-parse", "--show-toplevel"]).and_then(|o| {
+        let top = PathBuf::from(String::from_utf8(o.stdout).ok()?.trim_end());
+        Some(top.canonicalize().ok()? == root.canonicalize().ok()?)
+    });
+    let out = git(&["ls-files", "-z", "--cached"]).filter(|_| top == Some(true));
     let mut files: Vec<String> = match out {
-        Ok(o) if o.status.success() => String::from_utf8(o.stdout)
+        Some(o) => String::from_utf8(o.stdout)
             .context("git ls-files: a path that is not UTF-8")?
             .split('\0')
             .filter(|p| !p.is_empty())
             .filter(|p| fs::symlink_metadata(root.join(p)).is_ok())
             .map(str::to_owned)
             .collect(),
-        _ => {
+        None => {
             let mut v = Vec::new();
             walk(root, Path::new(""), &mut v)?;
             v
