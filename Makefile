@@ -22,7 +22,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 CHECKER := cargo run --quiet --package checker --
 
-.PHONY: vm-debug test-debug soundness shell-check
+.PHONY: vm-debug test-debug soundness shell-check gdb-check
 .PHONY: all setup sizes bench-binder bench-binder-smoke bench-nvme bench-nvme-smoke doc book book-check actionlint editor-check template-check doctests gradescope-check test host-test clippy fmt-check kernel-clippy verify fixtures check-all doctor clean
 
 all:
@@ -41,6 +41,28 @@ watch-%:
 
 shell-%:
 	$(CHECKER) shell lab-$* $(if $(SOLUTION),--solution) $(if $(KERNEL),--kernel $(KERNEL)) $(GUEST_ARG)
+
+# `make gdb-NN`: `make shell-NN` with QEMU's gdbstub; gdb attaches from a
+# second terminal (book/src/debug-kernel.md, "gdb").
+gdb-%:
+	@echo "gdb: after insmod, run 'sh /lab/gdb-symbols' in the guest; then, in another terminal:"
+	@echo "  gdb -ex 'target remote target/gdb-$*/gdb.sock' -ex 'source target/gdb-$*/symbols.gdb'"
+	$(CHECKER) shell lab-$* $(if $(SOLUTION),--solution) $(if $(KERNEL),--kernel $(KERNEL)) $(GUEST_ARG) --gdb target/gdb-$*
+
+# `make gdb-01`, scripted: gdb in batch mode attaches, loads lab 01's
+# module symbols at their load addresses, breaks in its exit (the Rust
+# `Drop`) and must print a backtrace with a Rust source line.
+gdb-check:
+	@rm -rf target/gdb-check && mkdir -p target/gdb-check
+	@printf 'insmod /lab/hello.ko\nsh /lab/gdb-symbols\nsleep 40\nrmmod hello && echo gdb-check: unloaded\nexit\n' >target/gdb-check/script.sh
+	@$(CHECKER) shell lab-01 --solution --limit 600 --gdb target/gdb-check --script target/gdb-check/script.sh >target/gdb-check/shell.log 2>&1 & \
+	for i in $$(seq 600); do grep -q 'gdb-symbols: hello: in gdb' target/gdb-check/shell.log && break; sleep 1; done; \
+	gdb -q -batch -ex 'target remote target/gdb-check/gdb.sock' -ex 'source target/gdb-check/symbols.gdb' \
+		-ex 'break cleanup_module' -ex continue -ex 'bt 6' -ex detach >target/gdb-check/gdb.log 2>&1; \
+	wait $$!; cat target/gdb-check/gdb.log
+	@grep -q '^#0 .* at labs/lab-01/solution/src/lib.rs:[0-9]' target/gdb-check/gdb.log && \
+		grep -q '^gdb-check: unloaded' target/gdb-check/shell.log && \
+		echo "gdb-check: gdb broke in lab 01's module exit with a Rust source line; the guest went on"
 
 # `make shell-01`, scripted: the shell loads lab 01's module, shows its
 # greeting and exits, which must end the guest.
@@ -211,7 +233,7 @@ editor-check:
 	cargo check --quiet --workspace --exclude checker --exclude vm --target x86_64-unknown-none
 
 # `make test` runs these in order and prints the time each took.
-TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify shell-check bench-binder-smoke bench-nvme-smoke template-check doctests gradescope-check submission-scores export-check fixtures vm-debug test-debug
+TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify shell-check gdb-check bench-binder-smoke bench-nvme-smoke template-check doctests gradescope-check submission-scores export-check fixtures vm-debug test-debug
 
 test:
 	@set -e; all=$$(date +%s); for phase in $(TEST_PHASES); do \

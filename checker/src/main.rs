@@ -65,6 +65,11 @@ enum Cmd {
         /// the terminal (for tests); the console still goes to stdout.
         #[arg(long, value_name = "FILE")]
         script: Option<PathBuf>,
+        /// Start QEMU's gdbstub on DIR/gdb.sock; in the guest,
+        /// /lab/gdb-symbols writes the modules' load addresses as gdb
+        /// commands to DIR/symbols.gdb (`make gdb-NN`).
+        #[arg(long, value_name = "DIR")]
+        gdb: Option<PathBuf>,
     },
     /// A child run of `checker run`, `grade` or `fixtures`: reads its
     /// request (JSON) on standard input, streams its events (JSON lines)
@@ -320,7 +325,8 @@ fn real_main(cli: Cli) -> Result<Outcome> {
             request,
             limit,
             script,
-        } => shell(&request, limit, script.as_deref()),
+            gdb,
+        } => shell(&request, limit, script.as_deref(), gdb.as_deref()),
         Cmd::ChildRun => child_run(),
         Cmd::VmDebug => vm_debug(),
         Cmd::ResetPackages { image, yes } => reset_packages(&image, yes),
@@ -600,13 +606,24 @@ fn lab(req: &LabRequest, out: &mut dyn Reporter, result_json: Option<&Path>) -> 
 }
 
 /// `checker shell`: see [`run::shell`].
-fn shell(request: &LabRequest, limit: Option<u64>, script: Option<&Path>) -> Result<bool> {
+fn shell(
+    request: &LabRequest,
+    limit: Option<u64>,
+    script: Option<&Path>,
+    gdb: Option<&Path>,
+) -> Result<bool> {
     vm::install_interrupt_handler()?;
     let script = script
         .map(|f| std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display())))
         .transpose()?;
     let limit = limit.map(std::time::Duration::from_secs);
-    run::shell(request, limit, script.as_deref(), &mut Terminal::stdout())
+    run::shell(
+        request,
+        limit,
+        script.as_deref(),
+        gdb,
+        &mut Terminal::stdout(),
+    )
 }
 
 /// `checker reset-packages --image FILE --yes`.

@@ -6,6 +6,7 @@
 //! QEMU's monitor is on the same terminal (Ctrl-A C, Ctrl-A X quits).
 
 use std::io::{Read as _, Write as _};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -33,6 +34,57 @@ pub struct Session<'a> {
     /// handing it this process's standard input (for tests); the console
     /// is still copied to standard output.
     pub script: Option<&'a str>,
+    /// `make gdb-NN`: a folder for QEMU's gdbstub socket ([`GDB_SOCKET`])
+    /// and the file [`GDB_SYMBOLS`] that the guest's `/lab/gdb-symbols`
+    /// writes (see [`symbols_script`]).
+    pub gdb: Option<&'a Path>,
+}
+
+/// The gdbstub's socket in [`Session::gdb`]'s folder.
+pub const GDB_SOCKET: &str = "gdb.sock";
+
+/// The gdb commands `/lab/gdb-symbols` writes, in [`Session::gdb`]'s
+/// folder (QEMU copies the guest's second serial port into it).
+pub const GDB_SYMBOLS: &str = "symbols.gdb";
+
+/// The guest's `/lab/gdb-symbols`: for each of `modules` that is loaded,
+/// one gdb `add-symbol-file` command with the host's `.ko` and every
+/// section at the address the module loader gave it
+/// (`/sys/module/NAME/sections/`), written to the second serial port,
+/// which QEMU copies to [`GDB_SYMBOLS`] on the host. A module's functions
+/// are each in a section of their own (`.text.NAME`), so every section is
+/// named: one `.text` address would place only one function. The init
+/// sections are freed once init returns and are not listed; the symbol
+/// tables the kernel keeps for kallsyms are no sections of the file.
+pub fn symbols_script(modules: &[crate::guest::Module]) -> String {
+    let mut text = String::from(
+        "#!/bin/sh\n\
+         # gdb-symbols: `add-symbol-file` for the loaded lab modules, to the host.\n",
+    );
+    for m in modules {
+        // `/sys/module` spells `-` as `_`; the reference's `ref/NAME` is
+        // loaded under NAME too, so only the student's are listed.
+        if m.name.contains('/') {
+            continue;
+        }
+        let name = m.name.replace('-', "_");
+        let ko = m.path.display().to_string().replace('\'', "'\\''");
+        text += &format!(
+            "d=/sys/module/{name}/sections\n\
+             if [ -d \"$d\" ]; then\n\
+             \tline='add-symbol-file {ko}'\n\
+             \tfor s in \"$d\"/.[!.]* \"$d\"/*; do\n\
+             \t\tcase ${{s##*/}} in .symtab|.strtab) continue;; esac\n\
+             \t\t[ -f \"$s\" ] && line=\"$line -s ${{s##*/}} $(cat \"$s\")\"\n\
+             \tdone\n\
+             \techo \"$line\" >/dev/ttyS1\n\
+             \techo \"gdb-symbols: {name}: in gdb, source the host's {GDB_SYMBOLS}\"\n\
+             else\n\
+             \techo \"gdb-symbols: {name} is not loaded\"\n\
+             fi\n"
+        );
+    }
+    text
 }
 
 /// Boots `guest` with a shell on the console of this process's terminal
@@ -44,6 +96,19 @@ pub fn run(guest: &Guest, opts: &Session<'_>) -> Result<ExitStatus> {
         .tempdir()?;
     let initramfs = tmp.path().join("initramfs.cpio");
     let mut guest = guest.clone();
+    let mut results = "null".to_owned();
+    if let Some(dir) = opts.gdb {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let _ = std::fs::remove_file(dir.join(GDB_SOCKET));
+        std::fs::write(dir.join(GDB_SYMBOLS), "")?;
+        results = format!("file:{}", dir.join(GDB_SYMBOLS).display());
+        guest.programs.push(Program {
+            name: "gdb-symbols".into(),
+            source: Source::Bytes(symbols_script(&guest.modules).into_bytes()),
+        });
+        // The kernel where System.map says, for a person with one.
+        guest.extra_cmdline = format!("{} nokaslr", guest.extra_cmdline);
+    }
     let banner = format!("{}\n{READY}\n", opts.banner.trim_end());
     guest.programs.push(Program {
         name: MARKER.into(),
@@ -53,7 +118,14 @@ pub fn run(guest: &Guest, opts: &Session<'_>) -> Result<ExitStatus> {
     let contents = Contents::read(&guest)?;
     guest::write_initramfs(&initramfs, &busybox, &contents, &[], "shell")?;
 
-    let args = qemu::qemu_args_with(&guest, &initramfs, "mon:stdio", "null");
+    let mut args = qemu::qemu_args_with(&guest, &initramfs, "mon:stdio", &results);
+    if let Some(dir) = opts.gdb {
+        let socket = dir.join(GDB_SOCKET);
+        args.extend([
+            "-gdb".into(),
+            format!("unix:{},server=on,wait=off", socket.display()),
+        ]);
+    }
     let scripted = opts.script.is_some();
     let piped = || {
         if scripted {
@@ -122,4 +194,26 @@ fn type_when_ready(child: &mut Child, script: &str) -> std::thread::JoinHandle<b
         }
         keyboard.write_all(script.as_bytes()).is_ok()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guest::Module;
+
+    #[test]
+    fn the_symbols_script_names_the_students_modules() {
+        let m = |name: &str, path: &str| Module {
+            name: name.into(),
+            path: path.into(),
+        };
+        let script = symbols_script(&[
+            m("rust-sem", "/w/it's/rust-sem.ko"),
+            m("ref/rust-sem", "/w/ref/rust-sem.ko"),
+        ]);
+        assert!(script.contains("d=/sys/module/rust_sem/sections\n"));
+        assert!(script.contains("line='add-symbol-file /w/it'\\''s/rust-sem.ko'\n"));
+        assert!(!script.contains("/w/ref/"), "{script}");
+        assert!(script.contains(">/dev/ttyS1"));
+    }
 }

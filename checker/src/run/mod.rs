@@ -401,17 +401,19 @@ fn shipped_reference(lab: &Lab, tc: &Toolchain) -> Result<PathBuf> {
 /// policy, the reference solution's modules for its differential steps,
 /// then the student's or the solution's), and boots its guest with a
 /// shell on this terminal instead of its steps (see [`vm::shell`]).
-/// `script`, for tests, is typed into the shell instead. Returns whether
-/// the build succeeded and the guest powered off normally.
+/// `script`, for tests, is typed into the shell instead; `gdb`, a folder
+/// for QEMU's gdbstub and the modules' load addresses (`make gdb-NN`).
+/// Returns whether the build succeeded and the guest powered off normally.
 pub fn shell(
     req: &LabRequest,
     limit: Option<Duration>,
     script: Option<&str>,
+    gdb: Option<&Path>,
     out: &mut dyn Reporter,
 ) -> Result<bool> {
     let (root, lab, tc, opts) = resolve(req, out)?;
     let run = prepare(root.as_deref().ok(), &lab, &tc, &opts, Instant::now(), out);
-    run.shell(limit, script, out)
+    run.shell(limit, script, gdb, out)
 }
 
 /// The lab `req` names, with its extra steps and cut at its `--step`.
@@ -746,6 +748,7 @@ impl LabRun<'_> {
         &self,
         limit: Option<Duration>,
         script: Option<&str>,
+        gdb: Option<&Path>,
         out: &mut dyn Reporter,
     ) -> Result<bool> {
         let lab = &self.lab;
@@ -771,6 +774,7 @@ impl LabRun<'_> {
             banner: &banner,
             limit,
             script,
+            gdb,
         };
         Ok(vm::shell::run(&guest, &opts)?.success())
     }
