@@ -855,7 +855,6 @@ impl Process {
                 return;
             };
             let offset = ptr.wrapping_sub(map.base);
-            let pages = map.pages().clone();
             let Some(b) = map.buffer_mut(offset) else {
                 return;
             };
@@ -867,7 +866,7 @@ impl Process {
             // Only a buffer with objects has references to release; they
             // are read after the lock is dropped.
             let objects = (os > 0).then(|| TxnBuffer {
-                pages,
+                pages: map.pages().clone(),
                 offset,
                 data_size: ds,
                 offsets_size: os,
