@@ -13,6 +13,7 @@
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
 #include <linux/wait.h>
 
 /* ANCHOR: ioctls */
@@ -191,7 +192,10 @@ static const struct file_operations semaphore_fops = {
 	.release = semaphore_release,
 	.read = semaphore_read,
 	.write = semaphore_write,
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
+	/* 6.12 removed no_llseek: no .llseek means no seeking there. */
 	.llseek = no_llseek,
+#endif
 	.poll = semaphore_poll,
 	.unlocked_ioctl = semaphore_ioctl,
 	.compat_ioctl = semaphore_ioctl,
