@@ -587,7 +587,7 @@ impl GenDiskBuilder {
 /// `disk` comes from `__blk_mq_alloc_disk` on `_tag_set` with `queue_data`
 /// as its queue's `queuedata`; `added` says whether `add_disk` succeeded.
 /// `gate`, from `Arc::into_raw`, is the disk's `private_data` and holds
-/// the `GenDisk`'s count on the [`Gate`], whose `data` is `queue_data`.
+/// the `GenDisk`'s count on the `Gate`, whose `data` is `queue_data`.
 /// The `GenDisk` holds the only reference the driver has on it.
 pub struct GenDisk<T: Operations> {
     disk: *mut bindings::gendisk,
