@@ -53,6 +53,8 @@ pub const LAB_PACKAGES: PackageSet = PackageSet {
         // The sandbox of every build of a student's code (`bwrap`, see
         // crate::tools::sandbox); `prlimit` is util-linux's, always there.
         "bubblewrap",
+        // `make gdb-NN`: gdb on the guest's gdbstub.
+        "gdb",
     ],
     retry: "make setup",
 };
