@@ -130,7 +130,7 @@ template-check:
 	$(CHECKER) lab "$$dir/my-driver"
 
 # The kernel crate's doc examples, compiled into a module and run in the
-# guest, each reported in KTAP (checker/src/tools/doctests.rs).
+# guest, each reported in KTAP (checker/src/commands/doctests.rs).
 doctests:
 	$(CHECKER) doctests
 	$(CHECKER) lab target/doctests --expected-dir $(CURDIR)/kernel-crate/doctests/expected $(GUEST_ARG)

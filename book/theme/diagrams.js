@@ -1,4 +1,4 @@
-// Draws the book's diagrams. The preprocessor (checker/src/tools/mdbook.rs)
+// Draws the book's diagrams. The preprocessor (checker/src/commands/mdbook.rs)
 // turns each ```mermaid listing into <figure class="diagram"> holding the
 // diagram's source in <pre class="mermaid">; this script replaces that
 // source with the SVG Mermaid draws, in the colours of the reader's theme,

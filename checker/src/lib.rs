@@ -1,6 +1,10 @@
 //! The lab checker. Its folders follow a lab run, from what a lab is to
-//! what the student reads:
+//! what the student reads, each importing only the ones before it
+//! ([`tools`] < [`spec`] < [`plan`] < [`run`] < [`grade`] < [`report`] <
+//! [`batch`] < [`commands`]; `tests/layers.rs` checks it):
 //!
+//! - [`tools`]: the ground floor the pipeline stands on: probes, set-up,
+//!   `make`, the sandbox, the debug kernel's toolchain, the guest kernels.
 //! - [`spec`]: what a lab is: `lab.toml` ([`spec::lab`]), the randomised
 //!   inputs of differential steps, the rules for student files.
 //! - [`plan`]: which of a lab's steps run where, in what order (typed step
@@ -16,13 +20,15 @@
 //!   Gradescope's results.
 //! - [`batch`]: many runs at once (`checker run --all`, `checker grade`,
 //!   `checker fixtures`), each a child run that streams its events back.
-//! - [`tools`]: what the pipeline stands on (probes, set-up, `make`, the
-//!   debug kernel's toolchain) and the commands around it (doctor, docs,
-//!   doctests, sizes, watch, new-driver, skeletons).
+//! - [`commands`]: the commands around the pipeline, on top of it (doctor,
+//!   docs, doctests, sizes, benches, watch, new-driver, the book's
+//!   preprocessor, export-course).
 //! - [`outcome`]: how a command ended, and its exit code.
 #![forbid(unsafe_code)]
 
 // The stages of a run, in order (blank lines keep rustfmt from sorting them).
+pub mod tools;
+
 pub mod spec;
 
 pub mod plan;
@@ -33,10 +39,9 @@ pub mod grade;
 
 pub mod report;
 
-// Around the stages.
 pub mod batch;
 
-pub mod tools;
+pub mod commands;
 
 // How a command ended: its exit code.
 pub mod outcome;

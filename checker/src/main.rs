@@ -25,7 +25,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// The book's mdBook preprocessor: solution pages without the skeleton
-    /// markers, diagrams as figures (see checker::tools::mdbook).
+    /// markers, diagrams as figures (see checker::commands::mdbook).
     #[command(hide = true)]
     MdbookPreprocess {
         /// `supports RENDERER`, as mdBook asks first.
@@ -123,7 +123,7 @@ enum Cmd {
     /// Check the set-up and say what is wrong and how to fix it.
     Doctor,
     /// Rebuild and re-grade a lab every time one of its sources is saved.
-    Watch(checker::tools::watch::WatchArgs),
+    Watch(checker::commands::watch::WatchArgs),
     /// Start a driver of your own, outside this repository.
     ///
     /// Copies drivers/template to DIR with the path of this workbook's
@@ -312,7 +312,7 @@ fn main() -> ExitCode {
 }
 
 fn real_main(cli: Cli) -> Result<Outcome> {
-    use checker::{batch, tools};
+    use checker::{batch, commands, tools};
     // The other commands say whether what they graded passed (true for a
     // command that grades nothing and returns).
     let passed = match cli.command {
@@ -338,7 +338,7 @@ fn real_main(cli: Cli) -> Result<Outcome> {
             out,
         } => gradescope(&report, student.as_deref(), &visibility, out.as_deref()),
         Cmd::Doctests => doctests(),
-        Cmd::Doc => done(tools::docs::build(
+        Cmd::Doc => done(commands::docs::build(
             &workspace::root()?,
             &run::ensure_quiet()?,
         )),
@@ -365,7 +365,7 @@ fn real_main(cli: Cli) -> Result<Outcome> {
         } => export_course(&dir, references, audit),
         Cmd::Fixtures(args) => batch::fixtures::run_cmd(&args),
         // The doctor grades nothing: what it finds wrong is the set-up.
-        Cmd::Doctor if tools::doctor::run()? => Ok(true),
+        Cmd::Doctor if commands::doctor::run()? => Ok(true),
         Cmd::Doctor => return Ok(Outcome::Error),
         Cmd::Kdir { linux: None } => {
             println!("{}", tools::probe::kdir()?.display());
@@ -382,7 +382,7 @@ fn real_main(cli: Cli) -> Result<Outcome> {
         )),
         Cmd::Clean => done(tools::exec::clean(&workspace::root()?)),
         Cmd::MdbookPreprocess { args } => mdbook_preprocess(&args),
-        Cmd::Watch(args) => tools::watch::run(&args),
+        Cmd::Watch(args) => commands::watch::run(&args),
     };
     passed.map(Outcome::graded)
 }
@@ -430,7 +430,7 @@ fn vm_debug() -> Result<bool> {
 
 /// `checker new-driver DIR`.
 fn new_driver(dir: &Path) -> Result<bool> {
-    checker::tools::newdriver::create(&workspace::root()?, dir)?;
+    checker::commands::newdriver::create(&workspace::root()?, dir)?;
     println!(
         "new-driver: {} (build and grade it with `cargo run -q -p checker -- lab {}`)",
         dir.display(),
@@ -441,7 +441,7 @@ fn new_driver(dir: &Path) -> Result<bool> {
 
 /// `checker export-course DIR`.
 fn export_course(dir: &Path, references: Option<Vec<String>>, audit: bool) -> Result<bool> {
-    use checker::tools::export;
+    use checker::commands::export;
     let root = workspace::root()?;
     if audit {
         let found = export::audit_cmd(&root, dir)?;
@@ -489,7 +489,7 @@ fn export_course(dir: &Path, references: Option<Vec<String>>, audit: bool) -> Re
 fn doctests() -> Result<bool> {
     let root = workspace::root()?;
     let dest = root.join("target/doctests");
-    let n = checker::tools::doctests::generate(&root, &dest)?;
+    let n = checker::commands::doctests::generate(&root, &dest)?;
     println!(
         "doctests: {n} examples in {}",
         dest.join("src/lib.rs").display()
@@ -501,11 +501,11 @@ fn doctests() -> Result<bool> {
 fn sizes() -> Result<bool> {
     let root = workspace::root()?;
     let tc = run::ensure_quiet()?;
-    print!("{}", checker::tools::sizes::run(&root, &tc)?);
-    if let Some(binder) = checker::tools::sizes::binder(&root, &tc)? {
+    print!("{}", checker::commands::sizes::run(&root, &tc)?);
+    if let Some(binder) = checker::commands::sizes::binder(&root, &tc)? {
         print!("\n{binder}");
     }
-    if let Some(nvme) = checker::tools::sizes::nvme(&root, &tc)? {
+    if let Some(nvme) = checker::commands::sizes::nvme(&root, &tc)? {
         print!("\n{nvme}");
     }
     Ok(true)
@@ -520,8 +520,8 @@ fn bench_binder(
 ) -> Result<bool> {
     bench(linux, |root, tc, series| {
         let out = out.or(series.map(|s| generated(root, "binder-bench", s)));
-        let opts = checker::tools::binderbench::BinderBench { count, rounds, out };
-        checker::tools::binderbench::run(root, tc, &opts)
+        let opts = checker::commands::binderbench::BinderBench { count, rounds, out };
+        checker::commands::binderbench::run(root, tc, &opts)
     })
 }
 
@@ -534,12 +534,12 @@ fn bench_nvme(
 ) -> Result<bool> {
     bench(linux, |root, tc, series| {
         let out = out.or(series.map(|s| generated(root, "nvme-bench", s)));
-        let opts = checker::tools::nvmebench::NvmeBench {
+        let opts = checker::commands::nvmebench::NvmeBench {
             seconds,
             rounds,
             out,
         };
-        checker::tools::nvmebench::run(root, tc, &opts)
+        checker::commands::nvmebench::run(root, tc, &opts)
     })
 }
 
@@ -590,7 +590,7 @@ fn mdbook_preprocess(args: &[String]) -> Result<bool> {
     }
     let mut input = String::new();
     std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)?;
-    print!("{}", checker::tools::mdbook::preprocess(&input)?);
+    print!("{}", checker::commands::mdbook::preprocess(&input)?);
     Ok(true)
 }
 

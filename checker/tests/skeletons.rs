@@ -1,11 +1,11 @@
 //! Every lab's skeleton is generated from its reference solution's TODO
-//! markers (see `checker::tools::skeleton`), and the committed skeleton is what
+//! markers (see `checker::spec::skeleton`), and the committed skeleton is what
 //! the solution generates now. `UPDATE_EXPECT=1` writes them again.
 
 use std::path::PathBuf;
 
 use checker::spec::lab::{all_labs, Lab};
-use checker::tools::skeleton::{generate_file, generated_files};
+use checker::spec::skeleton::{generate_file, generated_files};
 
 use checker::tools::workspace::source_root as root;
 

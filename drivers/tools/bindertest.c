@@ -8,7 +8,7 @@
  *   bindertest DEVICE [SCENARIO...]   run the scenarios (all by default)
  *   bindertest --list                 name them
  *
- * and the benchmarks of `make bench-binder` (checker/src/tools/binderbench.rs),
+ * and the benchmarks of `make bench-binder` (checker/src/commands/binderbench.rs),
  * which print numbers, not snapshots:
  *
  *   bindertest DEVICE bench-latency SIZE COUNT     round trips of SIZE bytes:

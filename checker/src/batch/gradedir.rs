@@ -557,7 +557,7 @@ pub struct Answers {
     pub folders: Vec<PathBuf>,
     /// The student files of a driver that is a lab's solution
     /// (`drivers/binder/src/alloc.rs`), each with its skeleton form (see
-    /// [`crate::tools::skeleton::skeleton_form`]): put in their place.
+    /// [`crate::spec::skeleton::skeleton_form`]): put in their place.
     pub skeletons: Vec<(PathBuf, String)>,
 }
 
@@ -577,7 +577,7 @@ pub fn answers(root: &Path, course: &BTreeMap<String, Lab>) -> Result<Answers> {
         if solution.starts_with(policy::lexical(&l.dir)) {
             out.folders.push(rel.to_path_buf());
         } else {
-            for (file, text) in crate::tools::skeleton::skeleton_form(l)? {
+            for (file, text) in crate::spec::skeleton::skeleton_form(l)? {
                 out.skeletons.push((rel.join(file), text));
             }
         }
@@ -591,7 +591,7 @@ pub fn answers(root: &Path, course: &BTreeMap<String, Lab>) -> Result<Answers> {
 /// needs), the snapshots moved out to `expected/<lab>`, and no answer:
 /// no lab's `solution/` folder, and a driver that is a lab's solution
 /// (`solution_dir` outside the lab folder) in its skeleton form (see
-/// [`crate::tools::skeleton::skeleton_form`]). The Cargo workspace lists
+/// [`crate::spec::skeleton::skeleton_form`]). The Cargo workspace lists
 /// only the members left.
 fn course_workspace(
     root: &Path,

@@ -366,7 +366,7 @@ fn resolve(
 }
 
 /// The reference modules a student repository ships for `lab`'s
-/// differential steps (see `tools::export`), if they were built for the
+/// differential steps (see `commands::export`), if they were built for the
 /// kernel `tc` builds for; else an error that says what to do.
 fn shipped_reference(lab: &Lab, tc: &Toolchain) -> Result<PathBuf> {
     let dir = crate::spec::policy::lexical(

@@ -579,7 +579,7 @@ pub use ::vm::Step;
 pub const GRADING_WORKSPACE: &str = ".grading-workspace";
 
 /// The file at the root of a student repository (`checker export-course`,
-/// see `tools::export`): a lab there has no solution folder, and one with
+/// see `commands::export`): a lab there has no solution folder, and one with
 /// differential steps has the reference's modules under [`REFERENCE_DIR`].
 pub const STUDENT_COURSE: &str = ".student-course";
 
@@ -1239,11 +1239,14 @@ fn samples_in(parent: &Path) -> Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
+/// What `drivers/template` says where the kernel crate's path goes.
+pub const TEMPLATE_PLACEHOLDER: &str = "@KERNEL_CRATE@";
+
 /// `drivers/template` builds only once `checker new-driver` has copied it
-/// and filled in the kernel crate's path (see [`crate::tools::newdriver`]).
+/// and filled in the kernel crate's path in place of
+/// [`TEMPLATE_PLACEHOLDER`].
 pub fn is_template(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join("Cargo.toml"))
-        .is_ok_and(|t| t.contains(crate::tools::newdriver::PLACEHOLDER))
+    std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|t| t.contains(TEMPLATE_PLACEHOLDER))
 }
 
 /// A numbered entry of the book's table of contents, `book/src/SUMMARY.md`,

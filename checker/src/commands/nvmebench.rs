@@ -27,8 +27,8 @@ use ::vm::accel::{self, AccelChoice};
 use ::vm::{Device, Guest, Module, Program, Source};
 use anyhow::{bail, Context, Result};
 
+use crate::commands::bench::{self, ratio};
 use crate::spec::lab::Step;
-use crate::tools::bench::{self, ratio};
 use crate::tools::setup::Toolchain;
 
 /// The measurements of one run: (name, `nvmetest bench` arguments).

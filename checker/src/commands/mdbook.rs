@@ -2,7 +2,7 @@
 //! `book.toml`): after mdBook has expanded the includes, every chapter
 //! goes through two passes:
 //!
-//! - [`strip_markers`](crate::tools::skeleton::strip_markers): the
+//! - [`strip_markers`](crate::spec::skeleton::strip_markers): the
 //!   solution pages show the reference code without its skeleton markers;
 //! - [`figures`]: a ` ```mermaid ` listing becomes a figure, drawn in the
 //!   reader's browser by `book/theme/diagrams.js` with Mermaid, in the
@@ -15,7 +15,7 @@
 
 use anyhow::{bail, Context, Result};
 
-use crate::tools::skeleton::strip_markers;
+use crate::spec::skeleton::strip_markers;
 
 /// Reads mdBook's `[context, book]` JSON and returns the book with both
 /// passes applied to every chapter; an error names the chapter.

@@ -10,8 +10,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-/// What the template says where the kernel crate's path goes.
-pub const PLACEHOLDER: &str = "@KERNEL_CRATE@";
+pub use crate::spec::lab::TEMPLATE_PLACEHOLDER as PLACEHOLDER;
 
 /// The files of the template that name the kernel crate.
 const FILLED: &[&str] = &["Cargo.toml", "Makefile"];

@@ -23,8 +23,8 @@ use ::vm::accel::{self, Accel, AccelChoice};
 use ::vm::{Guest, Module, Program, Source};
 use anyhow::{bail, Context, Result};
 
+use crate::commands::bench::{self, ratio, Driver, ABBA};
 use crate::spec::lab::Step;
-use crate::tools::bench::{self, ratio, Driver, ABBA};
 use crate::tools::setup::Toolchain;
 
 /// Payload sizes of the latency runs, in bytes.

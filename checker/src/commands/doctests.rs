@@ -168,7 +168,7 @@ pub fn module_source(examples: &[Example]) -> String {
 pub fn generate(root: &Path, dest: &Path) -> Result<usize> {
     let examples = collect(&root.join("kernel-crate/src"))?;
     let _ = fs::remove_dir_all(dest);
-    crate::tools::newdriver::create(root, dest)?;
+    crate::commands::newdriver::create(root, dest)?;
     fs::remove_dir_all(dest.join("expected")).context("the template has no expected/")?;
     let rename = |file: &str| -> Result<()> {
         let path = dest.join(file);

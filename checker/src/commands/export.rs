@@ -41,8 +41,8 @@ use anyhow::{bail, Context, Result};
 
 use crate::batch::gradedir::{self, Answers};
 use crate::spec::policy::lexical;
+use crate::spec::skeleton;
 use crate::tools::setup::Toolchain;
-use crate::tools::skeleton;
 
 /// The file at a student repository's root (see [`crate::spec::lab`]).
 pub const STUDENT_COURSE: &str = crate::spec::lab::STUDENT_COURSE;
