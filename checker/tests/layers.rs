@@ -52,19 +52,11 @@ const ALLOWED: &[(&str, &str)] = &[
     ("grade", "report::terminal"),
     // TODO(issue 26): run_request grades the transcript.
     ("run", "grade"),
-    // TODO(issue 26): is_build_output, discovery, belongs below spec.
-    ("spec::lab", "batch::gradedir"),
-    // TODO(issue 26): course_labs, discovery, belongs below spec.
-    ("spec::policy", "batch::gradedir"),
     // TODO(issue 26): the policy's gate emits events and writes the build log.
     ("spec::policy", "run"),
     ("spec::policy", "run::events"),
     // TODO(issue 26): the debug kernel reads a lab's failslab target.
     ("tools::debugkernel", "spec::lab"),
-    // TODO(issue 26): all_fixtures, discovery, belongs below batch.
-    ("tools::exec", "batch::fixtures"),
-    // TODO(issue 26): exec lists the labs.
-    ("tools::exec", "spec::lab"),
     // TODO(issue 26): run::guest_toolchain belongs with the guest kernels.
     ("tools::guest", "run"),
     // TODO(issue 26): the sandbox takes a Lab.

@@ -24,7 +24,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 use crate::batch::jobs::{self, Job};
 use crate::report::{Entry, LabResult};
@@ -32,8 +32,7 @@ use crate::run::LabRequest;
 use crate::tools::debugkernel::KernelChoice;
 use crate::{tools::debugkernel, tools::setup, tools::workspace};
 
-/// The fixture that runs last and must pass.
-pub const HEALTHY: &str = "healthy";
+pub use crate::tools::discovery::{all_fixtures, HEALTHY};
 
 /// The verdict file of a fixture for each guest kernel.
 pub fn verdict_file(kernel: KernelChoice) -> &'static str {
@@ -58,18 +57,6 @@ pub struct FixturesArgs {
     /// fixtures with a debug-verdict.txt).
     #[arg(long, value_enum, default_value_t)]
     pub kernel: KernelChoice,
-}
-
-/// Fixture folders under `<root>/checker/fixtures`, sorted, `healthy` last.
-pub fn all_fixtures(root: &Path) -> Result<Vec<PathBuf>> {
-    let dir = root.join("checker/fixtures");
-    let mut v: Vec<PathBuf> = fs::read_dir(&dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("lab.toml").is_file())
-        .collect();
-    v.sort_by_key(|p| (p.ends_with(HEALTHY), p.clone()));
-    Ok(v)
 }
 
 /// The verdict line compared with `verdict.txt` (Debian's kernel) or

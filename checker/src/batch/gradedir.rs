@@ -52,6 +52,7 @@ use crate::outcome::Outcome;
 use crate::run::{GuestArgs, LabRequest};
 use crate::spec::lab::Lab;
 use crate::spec::policy::{self, Violation};
+use crate::tools::discovery::is_build_output;
 use crate::{spec::lab, tools::setup, tools::workspace};
 
 /// A submission found in the grading folder.
@@ -133,19 +134,6 @@ pub fn find_submissions(dir: &Path) -> Result<Vec<Submission>> {
         }
     }
     Ok(subs)
-}
-
-/// Whether a file in a lab folder is Kbuild's or Cargo's output.
-pub fn is_build_output(name: &str) -> bool {
-    name == "target"
-        || name == "modules.order"
-        || name == "Module.symvers"
-        || name == "kernel_helpers.c"
-        || name.starts_with(".kernel-")
-        || name.ends_with(".cmd")
-        || [".o", ".ko", ".mod", ".mod.c", ".a", ".tmp"]
-            .iter()
-            .any(|ext| name.ends_with(ext))
 }
 
 /// Copies `from` to `to` recursively, leaving out build output, keeping
@@ -376,16 +364,6 @@ fn apply_patch(root: &Path, patch: &Path, dest: &Path) -> Result<Vec<Changed>> {
         .collect())
 }
 
-/// The course's labs by name.
-pub fn course_labs(root: &Path) -> Result<BTreeMap<String, Lab>> {
-    let mut labs = BTreeMap::new();
-    for dir in lab::all_labs(root)? {
-        let l = Lab::load(&dir)?;
-        labs.insert(l.name.clone(), l);
-    }
-    Ok(labs)
-}
-
 /// The lab of `labs/<lab>/<file>` and the file, for a course lab.
 fn lab_file<'a>(labs: &'a BTreeMap<String, Lab>, path: &'a str) -> Option<(&'a Lab, &'a str)> {
     let rest = path.strip_prefix("labs/")?;
@@ -459,7 +437,7 @@ pub fn prepare_sources(
     let expected = home.join("expected");
     fs::create_dir_all(&ws).with_context(|| format!("cannot create {}", ws.display()))?;
     fs::create_dir_all(&expected)?;
-    let course = course_labs(root)?;
+    let course = lab::course_labs(root)?;
     let (submitted, changed): (PathBuf, Vec<Changed>) = match &sub.source {
         Form::Tree(dir) => {
             for d in [dir.clone(), dir.join("labs")] {
@@ -935,7 +913,7 @@ pub fn grade_cmd(args: &GradeArgs) -> Result<Outcome> {
         Some(dir) => Some(dir.canonicalize()?),
         None => None,
     };
-    let labs = course_labs(&root)?;
+    let labs = lab::course_labs(&root)?;
     // An instructor's mistake in the extra steps shows before any build.
     if let Some(extra) = &extra {
         for lab in labs.values() {
@@ -1623,29 +1601,5 @@ mod tests {
                 "kernel/deps/libkernel-77a.rlib"
             ]
         );
-    }
-
-    #[test]
-    fn build_output_is_not_copied() {
-        for name in [
-            "hello.o",
-            "hello.ko",
-            ".hello.o.cmd",
-            "hello.mod.c",
-            "modules.order",
-            "target",
-        ] {
-            assert!(is_build_output(name), "{name}");
-        }
-        for name in [
-            "lib.rs",
-            "Kbuild",
-            "Makefile",
-            "lab.toml",
-            "01-load.txt",
-            "Cargo.toml",
-        ] {
-            assert!(!is_build_output(name), "{name}");
-        }
     }
 }

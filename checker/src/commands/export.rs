@@ -150,7 +150,7 @@ fn walk(root: &Path, rel: &Path, out: &mut Vec<String>) -> Result<()> {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
         if name == ".git"
-            || gradedir::is_build_output(&name)
+            || crate::tools::discovery::is_build_output(&name)
             || (rel.as_os_str().is_empty() && name == "node_modules")
             || (rel == Path::new("book") && name == "build")
         {
@@ -429,7 +429,7 @@ pub fn export(
     say: &mut dyn FnMut(&str),
 ) -> Result<Exported> {
     ensure_empty(dir)?;
-    let course = gradedir::course_labs(root)?;
+    let course = crate::spec::lab::course_labs(root)?;
     let answers = gradedir::answers(root, &course)?;
     let files = course_files(root)?;
     let book = plan_book(root, &files, &answers)?;
@@ -661,7 +661,7 @@ fn walk_all(dir: &Path, rel: &Path, out: &mut Vec<String>) -> Result<()> {
 /// `checker export-course --audit DIR`: [`audit`] of a tree exported from
 /// the course at `root` (for `make export-check`).
 pub fn audit_cmd(root: &Path, dir: &Path) -> Result<Vec<String>> {
-    let course = gradedir::course_labs(root)?;
+    let course = crate::spec::lab::course_labs(root)?;
     let answers = gradedir::answers(root, &course)?;
     let files = course_files(root)?;
     let book = plan_book(root, &files, &answers)?;
@@ -793,7 +793,8 @@ mod tests {
         let d = course(&[]);
         let root = d.path();
         let files = course_files(root).unwrap();
-        let answers = gradedir::answers(root, &gradedir::course_labs(root).unwrap()).unwrap();
+        let answers =
+            gradedir::answers(root, &crate::spec::lab::course_labs(root).unwrap()).unwrap();
         let plan = plan_book(root, &files, &answers).unwrap();
         assert_eq!(
             plan.left_out,
@@ -822,7 +823,7 @@ mod tests {
         )]);
         let files = course_files(d.path()).unwrap();
         let answers =
-            gradedir::answers(d.path(), &gradedir::course_labs(d.path()).unwrap()).unwrap();
+            gradedir::answers(d.path(), &crate::spec::lab::course_labs(d.path()).unwrap()).unwrap();
         let err = plan_book(d.path(), &files, &answers)
             .unwrap_err()
             .to_string();

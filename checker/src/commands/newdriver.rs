@@ -10,7 +10,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-pub use crate::spec::lab::TEMPLATE_PLACEHOLDER as PLACEHOLDER;
+pub use crate::tools::discovery::TEMPLATE_PLACEHOLDER as PLACEHOLDER;
 
 /// The files of the template that name the kernel crate.
 const FILLED: &[&str] = &["Cargo.toml", "Makefile"];

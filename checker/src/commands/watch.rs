@@ -13,9 +13,9 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{bail, Result};
 
-use crate::batch::gradedir::is_build_output;
 use crate::report::terminal::Terminal;
 use crate::run::{self, LabRequest};
+use crate::tools::discovery::is_build_output;
 use crate::tools::workspace;
 
 /// How often the sources are looked at.

@@ -977,7 +977,7 @@ pub fn list_files(dir: &Path) -> Result<Vec<String>> {
         for entry in entries {
             let entry = entry.with_context(|| format!("cannot read {}", here.display()))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || crate::batch::gradedir::is_build_output(&name) {
+            if name.starts_with('.') || crate::tools::discovery::is_build_output(&name) {
                 continue;
             }
             let path = rel.join(&name);
@@ -1198,55 +1198,16 @@ fn check_placeholders(c: &LabConfig, s: &LabStep) -> std::result::Result<(), Str
     Ok(())
 }
 
-/// Lab folders under `<root>/labs` that hold a `lab.toml`, sorted by name.
-pub fn all_labs(root: &Path) -> Result<Vec<PathBuf>> {
-    let labs = root.join("labs");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&labs)
-        .with_context(|| format!("cannot read {}", labs.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("lab-"))
-                && p.join("lab.toml").is_file()
-        })
-        .collect();
-    dirs.sort();
-    Ok(dirs)
-}
+pub use crate::tools::discovery::{all_labs, all_samples, is_template};
 
-/// Sample folders under `<root>/drivers` that hold a `lab.toml`, sorted by
-/// name: finished drivers graded like a lab's reference solution, but
-/// built with a plain `make` (they have no exercise); then the kernel
-/// crate's guest tests under `<root>/kernel-crate/soundness`, which are
-/// run the same way. None if neither folder exists.
-pub fn all_samples(root: &Path) -> Result<Vec<PathBuf>> {
-    let mut dirs = samples_in(&root.join("drivers"))?;
-    dirs.extend(samples_in(&root.join("kernel-crate/soundness"))?);
-    Ok(dirs)
-}
-
-/// The folders of `parent` that hold a `lab.toml`, sorted by name.
-fn samples_in(parent: &Path) -> Result<Vec<PathBuf>> {
-    if !parent.is_dir() {
-        return Ok(Vec::new());
+/// The course's labs by name.
+pub fn course_labs(root: &Path) -> Result<BTreeMap<String, Lab>> {
+    let mut labs = BTreeMap::new();
+    for dir in all_labs(root)? {
+        let l = Lab::load(&dir)?;
+        labs.insert(l.name.clone(), l);
     }
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent)
-        .with_context(|| format!("cannot read {}", parent.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("lab.toml").is_file() && !is_template(p))
-        .collect();
-    dirs.sort();
-    Ok(dirs)
-}
-
-/// What `drivers/template` says where the kernel crate's path goes.
-pub const TEMPLATE_PLACEHOLDER: &str = "@KERNEL_CRATE@";
-
-/// `drivers/template` builds only once `checker new-driver` has copied it
-/// and filled in the kernel crate's path in place of
-/// [`TEMPLATE_PLACEHOLDER`].
-pub fn is_template(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|t| t.contains(TEMPLATE_PLACEHOLDER))
+    Ok(labs)
 }
 
 /// A numbered entry of the book's table of contents, `book/src/SUMMARY.md`,

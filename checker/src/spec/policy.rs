@@ -865,7 +865,7 @@ pub fn check_sources(
         .iter()
         .map(|f| lexical(f))
         .collect();
-    let course = crate::batch::gradedir::course_labs(&root).unwrap_or_default();
+    let course = crate::spec::lab::course_labs(&root).unwrap_or_default();
     let mut forbidden: Vec<(PathBuf, &str)> = Vec::new();
     for l in course.values().filter(|l| !l.config.student.is_empty()) {
         let own = l.name == lab.name;

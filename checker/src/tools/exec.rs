@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
-use crate::spec::lab;
+use crate::tools::discovery;
 use crate::tools::setup::Toolchain;
 
 /// `make -C <dir> KDIR=<tree> [RUST_TARGET_DIR=<dir>] [SOLUTION=1]` for
@@ -58,13 +58,17 @@ pub fn build_quietly(dir: &Path, tc: &Toolchain) -> Result<()> {
 /// solution is the one to build: each lab (its solution), each sample
 /// driver, each Rust fixture (`make kernel-clippy`, `make clean`).
 pub fn module_folders(root: &Path) -> Result<Vec<(PathBuf, bool)>> {
-    let mut v: Vec<(PathBuf, bool)> = lab::all_labs(root)?
+    let mut v: Vec<(PathBuf, bool)> = discovery::all_labs(root)?
         .into_iter()
         .map(|d| (d, true))
         .collect();
-    v.extend(lab::all_samples(root)?.into_iter().map(|d| (d, false)));
     v.extend(
-        crate::batch::fixtures::all_fixtures(root)?
+        discovery::all_samples(root)?
+            .into_iter()
+            .map(|d| (d, false)),
+    );
+    v.extend(
+        discovery::all_fixtures(root)?
             .into_iter()
             .filter(|d| d.join("Cargo.toml").is_file())
             .map(|d| (d, false)),

@@ -1,11 +1,13 @@
 //! The ground floor: what the pipeline stands on. What the machine has
-//! ([`probe`]) and installing it ([`setup`]), `make` for Kbuild
+//! ([`probe`]) and installing it ([`setup`]), where the labs, samples and
+//! fixtures are ([`discovery`]), `make` for Kbuild
 //! ([`exec`]) and what a built module imports ([`imports`]), the sandbox
 //! every build of a student's code runs in ([`sandbox`]), the debug
 //! kernel's toolchain ([`debugkernel`]), the guest kernel series
 //! ([`guest`]) and the workspace root ([`workspace`]).
 
 pub mod debugkernel;
+pub mod discovery;
 pub mod exec;
 pub mod guest;
 pub mod imports;
