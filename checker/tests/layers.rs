@@ -52,9 +52,6 @@ const ALLOWED: &[(&str, &str)] = &[
     ("grade", "report::terminal"),
     // TODO(issue 26): run_request grades the transcript.
     ("run", "grade"),
-    // TODO(issue 26): the policy's gate emits events and writes the build log.
-    ("spec::policy", "run"),
-    ("spec::policy", "run::events"),
     // TODO(issue 26): the debug kernel reads a lab's failslab target.
     ("tools::debugkernel", "spec::lab"),
     // TODO(issue 26): run::guest_toolchain belongs with the guest kernels.
@@ -63,9 +60,6 @@ const ALLOWED: &[(&str, &str)] = &[
     ("tools::sandbox", "spec::lab"),
     // TODO(issue 26): probe and setup use each other.
     ("tools::probe", "tools::setup"),
-    // TODO(issue 26): lab.toml's policy rules are parsed in policy.rs,
-    // which reads the Lab.
-    ("spec::lab", "spec::policy"),
     // TODO(issue 26): events carry the RunResult of run/mod.rs.
     ("run::events", "run"),
     // TODO(issue 26): exec and imports use each other.

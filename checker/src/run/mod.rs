@@ -8,6 +8,7 @@ pub mod buildcheck;
 pub mod compilefail;
 pub mod decode;
 pub mod events;
+pub mod gate;
 
 use std::fs;
 use std::io::Write as _;
@@ -285,7 +286,7 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
     let clean = done.success()
         && produced
         && crate::run::buildcheck::check_modules(&lab.dir, &lab.config.modules, log)?
-        && crate::spec::policy::sources_gate(lab, tc, solution, log)?;
+        && gate::sources_gate(lab, tc, solution, log)?;
     Ok(BuildOutcome {
         ok: done.success() && produced && clean,
         time: done.time,
@@ -691,7 +692,7 @@ impl LabRun<'_> {
         // Before anything of the student's is compiled or run: the rules
         // for student files (see crate::spec::policy).
         let build_log = self.work.join("build.log");
-        if let Some(build) = crate::spec::policy::gate(lab, self.opts.solution, &build_log, out)? {
+        if let Some(build) = gate::gate(lab, self.opts.solution, &build_log, out)? {
             return Ok(self.stopped(build, grade::all_build_failed(lab)));
         }
         let root = self.root.unwrap_or(&lab.dir);
@@ -753,7 +754,7 @@ impl LabRun<'_> {
     ) -> Result<bool> {
         let lab = &self.lab;
         let build_log = self.work.join("build.log");
-        if crate::spec::policy::gate(lab, self.opts.solution, &build_log, out)?.is_some() {
+        if gate::gate(lab, self.opts.solution, &build_log, out)?.is_some() {
             return Ok(false);
         }
         let (build, ref_dir) = self.build_modules(&build_log, out)?;

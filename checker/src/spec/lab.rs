@@ -184,7 +184,7 @@ pub struct LabConfig {
     pub solution_dir: Option<String>,
     /// Rules of [`crate::spec::policy`] that this lab lifts (`allow`).
     #[serde(default)]
-    pub allow: Vec<crate::spec::policy::Rule>,
+    pub allow: Vec<crate::spec::rules::Rule>,
     /// Not a `lab.toml` key: where the snapshots are when not in the lab
     /// folder's `expected/` (`checker lab --expected-dir`, which `checker
     /// grade` uses to keep them out of the tree a student's build sees).

@@ -1,11 +1,12 @@
 //! What a lab is: the `lab.toml` format ([`lab`]), its guest hardware
 //! ([`devices`]: memory, disks, NVMe controllers), the randomised inputs
 //! of differential steps ([`inputs`]), the rules for student files
-//! ([`policy`]) and the labs' skeletons made from their solutions
+//! ([`policy`], its [`rules`]) and the labs' skeletons made from their solutions
 //! ([`skeleton`]).
 
 pub mod devices;
 pub mod inputs;
 pub mod lab;
 pub mod policy;
+pub mod rules;
 pub mod skeleton;

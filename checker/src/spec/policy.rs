@@ -20,9 +20,10 @@
 //! to build a safe abstraction over the C API, allows `unsafe` and
 //! `bindings`.
 //!
-//! `checker lab` runs [`gate`] before the host steps and the build (the
-//! student learns the rules at the keyboard), and so does every run of
-//! `checker grade`, which reports the same lines.
+//! `checker lab` runs the check before the host steps and the build (the
+//! student learns the rules at the keyboard; `crate::run::gate` reports
+//! it), and so does every run of `checker grade`, which reports the same
+//! lines. This module holds the rules; the run acts on what they find.
 
 use std::fmt;
 use std::fs;
@@ -31,83 +32,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use proc_macro2::{Delimiter, Ident, Spacing, Span, TokenStream, TokenTree};
-use serde::Deserialize;
 use syn::visit::{self, Visit};
 
-use crate::run::events::{Event, Reporter};
-use crate::run::BuildOutcome;
 use crate::spec::lab::Lab;
 
-/// A rule of the policy, named as `allow` in `lab.toml` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Rule {
-    /// No `unsafe`: blocks, functions, impls, traits, `extern` blocks,
-    /// function pointer types, `#[unsafe(...)]` attributes.
-    Unsafe,
-    /// No path segment `bindings`: the kernel crate's raw C bindings.
-    Bindings,
-    /// No `include!`, `include_str!`, `include_bytes!`: files read at
-    /// build time.
-    Include,
-    /// No `env!`, `option_env!`: the build's environment.
-    Env,
-    /// No `#[path = ...]`: a module made of another file.
-    PathAttribute,
-    /// No `extern crate`.
-    ExternCrate,
-    /// No `std`: kernel code has none, and a proc macro (lab 02) must not
-    /// reach files, processes or the environment while it builds.
-    Std,
-    /// No `#![feature(...)]`: the kernel build turns unstable features on
-    /// for the kernel crate, not for student code.
-    Features,
-    /// No `#[no_mangle]`, `#[export_name]`: symbols that could replace the
-    /// kernel's.
-    SymbolNames,
-    /// No `#[link_section]`, `#[used]`: data placed in the module's
-    /// sections, such as the `.modinfo` the kernel reads.
-    LinkSections,
-    /// No `asm!`, `global_asm!`, `naked_asm!`, and no glob import from
-    /// `core::arch` that would bring them in unnamed.
-    Asm,
-    /// No macro the token scan cannot see through: a `macro_rules!` body
-    /// that calls a macro named by a fragment (`$m!(...)`) or builds an
-    /// attribute from one (`#[$m]`), and no forbidden macro's name passed
-    /// to a macro as a plain word (`m!(include_str, "...")`).
-    OpaqueMacros,
-    /// Every source file the compiler read is a course file or a student
-    /// file this policy checked (checked after the build, on the
-    /// compiler's dep-info).
-    Sources,
-}
-
-impl Rule {
-    /// The name `allow` uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            Rule::Unsafe => "unsafe",
-            Rule::Bindings => "bindings",
-            Rule::Include => "include",
-            Rule::Env => "env",
-            Rule::PathAttribute => "path-attribute",
-            Rule::ExternCrate => "extern-crate",
-            Rule::Std => "std",
-            Rule::Features => "features",
-            Rule::SymbolNames => "symbol-names",
-            Rule::LinkSections => "link-sections",
-            Rule::Asm => "asm",
-            Rule::OpaqueMacros => "opaque-macros",
-            Rule::Sources => "sources",
-        }
-    }
-}
-
-impl fmt::Display for Rule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::spec::rules::Rule;
 
 /// A broken rule: where, which, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -705,7 +634,7 @@ pub fn check_files(lab: &Lab, files: &[PathBuf]) -> Result<Vec<Violation>> {
     Ok(found)
 }
 
-/// What [`gate`] found.
+/// What [`check_run`] found.
 #[derive(Debug)]
 pub struct Checked {
     /// The files checked, as shown.
@@ -732,45 +661,6 @@ pub fn check_run(lab: &Lab, solution: bool) -> Result<Checked> {
 pub const REJECTED: &str = "a student file may not reach past itself: no unsafe, no bindings, \
      no include!/env!, no #[path], no extern crate, no std, no #![feature], no symbol or section \
      attributes, no asm! (book: For instructors, \"What a submission may change, and what it may not\")";
-
-/// `checker lab`'s check before the host steps and the build: prints one
-/// line, and each broken rule. When a rule is broken, the build is failed
-/// without running: the lines also go to `log` (the build log), and the
-/// failed build is returned. A lab without student files (a sample, a
-/// fixture) is not checked.
-pub fn gate(
-    lab: &Lab,
-    solution: bool,
-    log: &Path,
-    out: &mut dyn Reporter,
-) -> Result<Option<BuildOutcome>> {
-    if lab.config.student.is_empty() {
-        return Ok(None);
-    }
-    let checked = check_run(lab, solution)?;
-    out.event(&Event::Policy {
-        files: checked.files.clone(),
-        ms: checked.time.as_secs_f64() * 1000.0,
-        violations: checked.violations.iter().map(|v| v.to_string()).collect(),
-    });
-    if checked.violations.is_empty() {
-        return Ok(None);
-    }
-    let mut text = format!("checker: {REJECTED}\n");
-    for v in &checked.violations {
-        text.push_str(&format!("{v}\n"));
-    }
-    if let Some(dir) = log.parent() {
-        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    fs::write(log, text).with_context(|| format!("cannot write {}", log.display()))?;
-    Ok(Some(BuildOutcome {
-        ok: false,
-        time: checked.time,
-        log: log.to_path_buf(),
-        limit: None,
-    }))
-}
 
 /// The paths of a Make-style dep-info file (`target: dep dep ...`, spaces
 /// in a path escaped as `\ `), every target and dependency.
@@ -956,71 +846,6 @@ pub fn check_sources(
         found.clear();
     }
     Ok(found)
-}
-
-/// [`check_sources`] after a build that succeeded: the dep-info of the
-/// lab's package under `tc`'s target folder. A missing dep-info fails the
-/// check (nothing could be checked). Broken rules go to `log`; returns
-/// whether none was. The reference solution's runs and labs without
-/// student files are not checked.
-pub fn sources_gate(
-    lab: &Lab,
-    tc: &crate::tools::setup::Toolchain,
-    solution: bool,
-    log: &Path,
-) -> Result<bool> {
-    if solution || lab.config.student.is_empty() {
-        return Ok(true);
-    }
-    let manifest = fs::read_to_string(lab.dir.join("Cargo.toml")).unwrap_or_default();
-    let package = toml::from_str::<toml::Table>(&manifest)
-        .ok()
-        .and_then(|t| t.get("package")?.get("name")?.as_str().map(str::to_owned))
-        .unwrap_or_else(|| lab.name.clone());
-    let dir = lexical(&lab.dir);
-    let root = dir.parent().and_then(Path::parent).unwrap_or(&dir);
-    let target = match &tc.rust_target_dir {
-        Some(t) if t.is_absolute() => t.clone(),
-        Some(t) => root.join(t),
-        None => root.join("target"),
-    };
-    let file = target
-        .join("x86_64-unknown-none/kernel")
-        .join(format!("lib{}.d", package.replace('-', "_")));
-    let found = match fs::read_to_string(&file) {
-        Ok(text) => check_sources(
-            lab,
-            solution,
-            &dep_info_paths(&text),
-            &target,
-            &toolchain_dirs(tc),
-        )?,
-        Err(e) => vec![Violation {
-            file: file.display().to_string(),
-            line: 1,
-            column: 1,
-            rule: Some(Rule::Sources),
-            reason: format!(
-                "cannot read the build's dep-info ({e}), so what it read cannot be checked"
-            ),
-        }],
-    };
-    if found.is_empty() {
-        return Ok(true);
-    }
-    let mut text = String::from(
-        "checker: the build read files that are not the course's or the student's checked files\n",
-    );
-    for v in &found {
-        text.push_str(&format!("{v}\n"));
-    }
-    let mut f = fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(log)
-        .with_context(|| format!("cannot write {}", log.display()))?;
-    std::io::Write::write_all(&mut f, text.as_bytes())?;
-    Ok(false)
 }
 
 #[cfg(test)]
@@ -1307,31 +1132,6 @@ fn g(r#unsafe: u8) { pr_info!("{} {}\n", r#unsafe, "unsafe { bindings }"); }
         check(
             "fn f() { \"never closed }\n",
             expect!["lib.rs:1:10: cannot be read as Rust tokens (cannot parse string into token stream), so it cannot be checked"],
-        );
-    }
-
-    #[test]
-    fn rule_names_as_lab_toml_writes_them() {
-        #[derive(Deserialize)]
-        struct T {
-            allow: Vec<Rule>,
-        }
-        let t: T = toml::from_str(
-            "allow = ['unsafe', 'bindings', 'include', 'env', 'path-attribute', 'extern-crate', \
-             'std', 'features', 'symbol-names', 'link-sections', 'asm', 'opaque-macros', 'sources']",
-        )
-        .unwrap();
-        let names: Vec<&str> = t.allow.iter().map(|r| r.name()).collect();
-        assert_eq!(
-            names.join(" "),
-            "unsafe bindings include env path-attribute extern-crate std features symbol-names link-sections asm opaque-macros sources"
-        );
-        let err = toml::from_str::<T>("allow = ['unsafe_code']")
-            .err()
-            .unwrap();
-        assert!(
-            err.to_string().contains("unknown variant `unsafe_code`"),
-            "{err}"
         );
     }
 
