@@ -9,7 +9,9 @@
 //! `<testsuite>` per entry and one `<testcase>` per step, so a CI server
 //! shows each step.
 
+pub mod diff;
 pub mod gradescope;
+pub mod style;
 pub mod terminal;
 
 use std::path::Path;
@@ -330,7 +332,7 @@ fn step_result(g: &StepGrade) -> StepResult {
         score: g.score(),
         time: g.time.map(|t| (t * 100.0).round() / 100.0),
         hint: if failed { g.hint.clone() } else { None },
-        diff: g.diff(false),
+        diff: diff::step_diff(g, false),
     }
 }
 
@@ -637,7 +639,7 @@ mod tests {
             time: Some(0.02),
             hint: failed.then(|| "Does init print the greeting?".into()),
             diff: failed.then(|| {
-                crate::grade::diff(
+                diff::diff(
                     "$ insmod /lab/hello.ko\nstatus: 0\n--- output\n--- kernel log\nhello: Hello, world\n",
                     "$ insmod /lab/hello.ko\nstatus: 0\n--- output\n--- kernel log\nhello: Hello <world>\n",
                     false,
