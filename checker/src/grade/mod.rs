@@ -433,7 +433,7 @@ pub struct HostRun {
 pub fn grade_host(lab: &Lab, id: StepId, run: &HostRun, update: bool) -> StepGrade {
     let step = &lab.config.steps[id.0];
     let actual = match (step.compile_fail(), step.check_disk()) {
-        (Some(case), _) => crate::run::compilefail::render(case, run.status, &run.output),
+        (Some(case), _) => snapshot::render_compile_fail(case, run.status, &run.output),
         (None, Some(disk)) => snapshot::render_check_disk(disk, run.status, &run.output),
         (None, None) => snapshot::render_host(step.command(), run.status, &run.output),
     };

@@ -51,6 +51,30 @@ pub fn render(command: &str, status: i32, output: &str, kmsg: &str, modules: &[S
     s
 }
 
+/// The snapshot text of a compile-fail step.
+///
+/// ```text
+/// $ compile-fail compile-fail/guard_send.rs
+/// status: build failed
+/// --- errors
+/// error[E0277]: `*mut ()` cannot be sent between threads safely
+///   --> labs/lab-05/compile-fail/guard_send.rs:12:17
+/// ...
+/// ```
+pub fn render_compile_fail(case: &str, status: i32, errors: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "$ compile-fail {case}");
+    let verdict = if status == 0 {
+        "built (the case compiled: the types do not forbid it)"
+    } else {
+        "build failed"
+    };
+    let _ = writeln!(s, "status: {verdict}");
+    s.push_str("--- errors\n");
+    s.push_str(errors);
+    s
+}
+
 /// Renders the snapshot text of one finished host step.
 pub fn render_host(command: &str, status: i32, output: &str) -> String {
     let mut s = String::new();
@@ -196,6 +220,16 @@ fn hex_run(bytes: &[u8]) -> usize {
 mod tests {
     use super::*;
     use expect_test::{expect, Expect};
+
+    #[test]
+    fn a_compile_fail_case_that_compiles_says_so() {
+        expect![[r#"
+            $ compile-fail compile-fail/guard_send.rs
+            status: built (the case compiled: the types do not forbid it)
+            --- errors
+        "#]]
+        .assert_eq(&render_compile_fail("compile-fail/guard_send.rs", 0, ""));
+    }
 
     fn modules() -> Vec<String> {
         vec!["hello".into(), "rust_misc".into()]

@@ -22,11 +22,11 @@
 //! ```
 //!
 //! so a case reaches the lab's own types through `super::`. The snapshot
-//! (see [`render`]) holds rustc's errors, [normalised](normalise): the
-//! step passes when the build fails with exactly those errors, and fails
-//! when the case compiles or fails differently.
+//! (see [`crate::grade::snapshot::render_compile_fail`]) holds rustc's
+//! errors, [normalised](normalise): the step passes when the build fails
+//! with exactly those errors, and fails when the case compiles or fails
+//! differently.
 
-use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
@@ -69,30 +69,6 @@ pub fn build(
     let done = sandbox.run(&cmd, log)?;
     let output = fs::read_to_string(log).unwrap_or_default();
     Ok((done, output))
-}
-
-/// The snapshot text of a compile-fail step.
-///
-/// ```text
-/// $ compile-fail compile-fail/guard_send.rs
-/// status: build failed
-/// --- errors
-/// error[E0277]: `*mut ()` cannot be sent between threads safely
-///   --> labs/lab-05/compile-fail/guard_send.rs:12:17
-/// ...
-/// ```
-pub fn render(case: &str, status: i32, errors: &str) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "$ compile-fail {case}");
-    let verdict = if status == 0 {
-        "built (the case compiled: the types do not forbid it)"
-    } else {
-        "build failed"
-    };
-    let _ = writeln!(s, "status: {verdict}");
-    s.push_str("--- errors\n");
-    s.push_str(errors);
-    s
 }
 
 /// Keeps rustc's error diagnostics from a build log and makes them stable.
@@ -268,11 +244,5 @@ error[E0616]: field `data` of struct `Lock` is private
     #[test]
     fn a_case_that_compiles_has_no_errors() {
         check("  CARGO   x\n  LD [M]  counter.ko\n", expect![[""]]);
-        expect![[r#"
-            $ compile-fail compile-fail/guard_send.rs
-            status: built (the case compiled: the types do not forbid it)
-            --- errors
-        "#]]
-        .assert_eq(&render("compile-fail/guard_send.rs", 0, ""));
     }
 }
