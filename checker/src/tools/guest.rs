@@ -273,12 +273,12 @@ fn fetch(series: Linux, cache: &Path) -> Result<String> {
     let apt = ArchiveApt::new(cache, suite, &lines)?;
     apt.run("apt-get", &["update"], cache)
         .context("retry with `make setup`")?;
-    let depends = apt.run("apt-cache", &["depends", setup::HEADERS_METAPACKAGE], cache)?;
+    let depends = apt.run("apt-cache", &["depends", probe::HEADERS_METAPACKAGE], cache)?;
     let abi = depends
         .lines()
         .filter_map(|l| l.trim().strip_prefix("Depends:"))
-        .find_map(setup::abi_from_depends)
-        .with_context(|| format!("no kernel ABI in {suite}'s {}", setup::HEADERS_METAPACKAGE))?;
+        .find_map(probe::abi_from_depends)
+        .with_context(|| format!("no kernel ABI in {suite}'s {}", probe::HEADERS_METAPACKAGE))?;
     if !is_of(&abi, series) {
         bail!("{suite} has kernel {abi}, not {}", series.arg());
     }

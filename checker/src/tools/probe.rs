@@ -13,7 +13,24 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 
-use crate::tools::setup::{abi_from_depends, HEADERS_METAPACKAGE};
+/// The metapackage whose dependency names the current kernel ABI.
+pub const HEADERS_METAPACKAGE: &str = "linux-headers-amd64";
+
+/// Extracts the kernel ABI from the `Depends` field of `linux-headers-amd64`,
+/// e.g. `linux-headers-6.1.0-57-amd64 (= 6.1.192-1)` gives `6.1.0-57-amd64`.
+pub fn abi_from_depends(depends: &str) -> Option<String> {
+    depends
+        .split([',', '|'])
+        .map(|alt| alt.split_whitespace().next().unwrap_or(""))
+        .filter_map(|name| name.strip_prefix("linux-headers-"))
+        .find(|abi| {
+            abi.starts_with(|c: char| c.is_ascii_digit())
+                && abi
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+        })
+        .map(str::to_owned)
+}
 
 /// The kernel ABI the installed headers metapackage points at.
 pub fn kernel_abi() -> Result<String> {
@@ -259,6 +276,29 @@ pub fn stale_guest_folders() -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use expect_test::{expect, Expect};
+
+    fn check_abi(depends: &str, expect: Expect) {
+        expect.assert_eq(&format!("{:?}", abi_from_depends(depends)));
+    }
+
+    #[test]
+    fn abi_from_metapackage_depends() {
+        check_abi(
+            "linux-headers-6.1.0-57-amd64 (= 6.1.192-1)",
+            expect![[r#"Some("6.1.0-57-amd64")"#]],
+        );
+        check_abi(
+            "linux-headers-6.12.9+bpo-amd64 (= 6.12.9-1~bpo12+1)",
+            expect![[r#"Some("6.12.9+bpo-amd64")"#]],
+        );
+        check_abi(
+            "libc6, linux-headers-6.1.0-58-amd64",
+            expect![[r#"Some("6.1.0-58-amd64")"#]],
+        );
+        check_abi("", expect![["None"]]);
+        check_abi("linux-headers-amd64-foo", expect![["None"]]);
+    }
 
     #[test]
     fn release_from_utsrelease_h() {

@@ -89,9 +89,6 @@ pub const BROWSER_PACKAGES: PackageSet = PackageSet {
 /// Every package set, in the order the set-up first needs them.
 pub const PACKAGE_SETS: &[PackageSet] = &[LAB_PACKAGES, DEBUG_KERNEL_PACKAGES, BROWSER_PACKAGES];
 
-/// The metapackage whose dependency names the current kernel ABI.
-pub const HEADERS_METAPACKAGE: &str = "linux-headers-amd64";
-
 /// What [`ensure`] should do.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -329,22 +326,6 @@ pub fn extract_vmlinux(vmlinuz: &Path, dest: &Path) -> Result<()> {
     }
     tmp.persist(dest)?;
     Ok(())
-}
-
-/// Extracts the kernel ABI from the `Depends` field of `linux-headers-amd64`,
-/// e.g. `linux-headers-6.1.0-57-amd64 (= 6.1.192-1)` gives `6.1.0-57-amd64`.
-pub fn abi_from_depends(depends: &str) -> Option<String> {
-    depends
-        .split([',', '|'])
-        .map(|alt| alt.split_whitespace().next().unwrap_or(""))
-        .filter_map(|name| name.strip_prefix("linux-headers-"))
-        .find(|abi| {
-            abi.starts_with(|c: char| c.is_ascii_digit())
-                && abi
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
-        })
-        .map(str::to_owned)
 }
 
 /// Parses `dpkg-query -W -f='${Package} ${db:Status-Status}\n'` output and
@@ -750,29 +731,7 @@ pub fn tail(text: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use expect_test::{expect, Expect};
-
-    fn check_abi(depends: &str, expect: Expect) {
-        expect.assert_eq(&format!("{:?}", abi_from_depends(depends)));
-    }
-
-    #[test]
-    fn abi_from_metapackage_depends() {
-        check_abi(
-            "linux-headers-6.1.0-57-amd64 (= 6.1.192-1)",
-            expect![[r#"Some("6.1.0-57-amd64")"#]],
-        );
-        check_abi(
-            "linux-headers-6.12.9+bpo-amd64 (= 6.12.9-1~bpo12+1)",
-            expect![[r#"Some("6.12.9+bpo-amd64")"#]],
-        );
-        check_abi(
-            "libc6, linux-headers-6.1.0-58-amd64",
-            expect![[r#"Some("6.1.0-58-amd64")"#]],
-        );
-        check_abi("", expect![["None"]]);
-        check_abi("linux-headers-amd64-foo", expect![["None"]]);
-    }
+    use expect_test::expect;
 
     #[test]
     fn dpkg_query_status() {
