@@ -376,7 +376,7 @@ fn real_main(cli: Cli) -> Result<Outcome> {
             println!("{}", tc.kdir.display());
             Ok(true)
         }
-        Cmd::Clippy => done(tools::exec::clippy(
+        Cmd::Clippy => done(commands::clippy::run(
             &workspace::root()?,
             &run::ensure_quiet()?,
         )),

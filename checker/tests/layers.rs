@@ -56,8 +56,6 @@ const ALLOWED: &[(&str, &str)] = &[
     ("tools::guest", "run"),
     // TODO(issue 26): the sandbox takes a Lab.
     ("tools::sandbox", "spec::lab"),
-    // TODO(issue 26): exec and imports use each other.
-    ("tools::imports", "tools::exec"),
     // TODO(issue 26): events carry the RunResult of run/mod.rs.
     ("run::events", "run"),
 ];

@@ -1,14 +1,16 @@
-//! The commands around the pipeline, each on top of it: the API reference
-//! ([`docs`]), the kernel crate's doc examples in the guest
-//! ([`doctests`]), checking the machine ([`doctor`]), `make sizes`
-//! ([`sizes`]), `checker bench-binder` ([`binderbench`]) and
-//! `checker bench-nvme` ([`nvmebench`]) with what they share ([`bench`]),
-//! `checker watch` ([`watch`]), `checker new-driver` ([`newdriver`]), the
-//! book's mdBook preprocessor ([`mdbook`]) and `checker export-course`,
-//! the student repository ([`export`]).
+//! The commands around the pipeline, each on top of it: `checker clippy`
+//! ([`clippy`]), the API reference ([`docs`]), the kernel crate's doc
+//! examples in the guest ([`doctests`]), checking the machine
+//! ([`doctor`]), `make sizes` ([`sizes`]), `checker bench-binder`
+//! ([`binderbench`]) and `checker bench-nvme` ([`nvmebench`]) with what
+//! they share ([`bench`]), `checker watch` ([`watch`]), `checker
+//! new-driver` ([`newdriver`]), the book's mdBook preprocessor
+//! ([`mdbook`]) and `checker export-course`, the student repository
+//! ([`export`]).
 
 pub mod bench;
 pub mod binderbench;
+pub mod clippy;
 pub mod docs;
 pub mod doctests;
 pub mod doctor;

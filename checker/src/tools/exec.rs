@@ -1,6 +1,7 @@
 //! `make` for a module folder: the one way the checker calls Kbuild, with
 //! the kernel tree (`KDIR`) and the cargo target folder (`RUST_TARGET_DIR`)
-//! of a [`Toolchain`]. Lab builds, compile-fail steps, clippy, the API
+//! of a [`Toolchain`]. Lab builds, compile-fail steps, `checker clippy`
+//! ([`crate::commands::clippy`]), the API
 //! reference and the size table all build through [`make`], so with
 //! `--kernel debug` every one of them builds against the debug tree.
 
@@ -74,33 +75,6 @@ pub fn module_folders(root: &Path) -> Result<Vec<(PathBuf, bool)>> {
             .map(|d| (d, false)),
     );
     Ok(v)
-}
-
-/// `checker clippy`: builds every folder of [`module_folders`] with
-/// clippy, warnings denied (`CLIPPY=1`), and checks that each module
-/// built imports only what it uses ([`crate::tools::imports`]); stops at
-/// the first that fails.
-pub fn clippy(root: &Path, tc: &Toolchain) -> Result<()> {
-    for (dir, solution) in module_folders(root)? {
-        let shown = dir.strip_prefix(root).unwrap_or(&dir).display().to_string();
-        println!(
-            "clippy: {shown}{}",
-            if solution { " (solution)" } else { "" }
-        );
-        let status = make(&dir, tc, solution)
-            .args(["--no-print-directory", "-s", "CLIPPY=1"])
-            .stdin(Stdio::null())
-            .status()
-            .context("cannot run make")?;
-        if !status.success() {
-            bail!("clippy: {shown} failed");
-        }
-        // The modules just built import only what their Rust code uses.
-        for m in crate::tools::imports::check_dir(&dir)? {
-            println!("imports: {shown}/{} {}", m.name, m.imports);
-        }
-    }
-    Ok(())
 }
 
 /// Runs the binutils program `tool` with `args` and returns what it
