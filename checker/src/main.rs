@@ -372,7 +372,12 @@ fn real_main(cli: Cli) -> Result<Outcome> {
             Ok(true)
         }
         Cmd::Kdir { linux: Some(l) } => {
-            let tc = run::guest_toolchain(Some(l), None, run::ensure_quiet()?, &workspace::root())?;
+            let tc = checker::tools::guest::guest_toolchain(
+                Some(l),
+                None,
+                run::ensure_quiet()?,
+                &workspace::root(),
+            )?;
             println!("{}", tc.kdir.display());
             Ok(true)
         }
@@ -565,7 +570,7 @@ fn bench(
     let root = workspace::root()?;
     let base = run::ensure_quiet()?;
     let host = base.abi.clone();
-    let tc = run::guest_toolchain(linux, None, base, &Ok(root.clone()))?;
+    let tc = checker::tools::guest::guest_toolchain(linux, None, base, &Ok(root.clone()))?;
     let other = linux.filter(|_| tc.abi != host);
     println!("kernel: {}", tc.abi);
     print!("{}", measure(&root, &tc, other)?);
@@ -576,7 +581,12 @@ fn bench(
 fn verify(guest: GuestArgs, labs: &[String]) -> Result<bool> {
     vm::install_interrupt_handler()?;
     let root = workspace::root()?;
-    let tc = run::guest_toolchain(guest.linux, None, run::ensure_quiet()?, &Ok(root.clone()))?;
+    let tc = checker::tools::guest::guest_toolchain(
+        guest.linux,
+        None,
+        run::ensure_quiet()?,
+        &Ok(root.clone()),
+    )?;
     let opts = guest.lab_options(true, false)?;
     let rows = run::verify(&root, &tc, &opts, labs, &mut Terminal::stdout())?;
     print!("{}", run::verify_table(&rows));

@@ -52,8 +52,6 @@ const ALLOWED: &[(&str, &str)] = &[
     ("run", "grade"),
     // TODO(issue 26): the debug kernel reads a lab's failslab target.
     ("tools::debugkernel", "spec::lab"),
-    // TODO(issue 26): run::guest_toolchain belongs with the guest kernels.
-    ("tools::guest", "run"),
     // TODO(issue 26): the sandbox takes a Lab.
     ("tools::sandbox", "spec::lab"),
     // TODO(issue 26): events carry the RunResult of run/mod.rs.

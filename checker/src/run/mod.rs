@@ -343,7 +343,7 @@ fn resolve(
     };
     let lab = load_requested(req, &root, out)?;
     let tc = ensure_quiet()?;
-    let tc = guest_toolchain(req.guest.linux, req.kernel, tc, &root)?;
+    let tc = crate::tools::guest::guest_toolchain(req.guest.linux, req.kernel, tc, &root)?;
     let tc = match (req.kernel.unwrap_or_default(), &root) {
         (KernelChoice::Debian, _) => tc,
         (choice, Ok(r)) => crate::tools::debugkernel::toolchain_for(choice, tc, r)?,
@@ -1149,32 +1149,6 @@ impl LabRun<'_> {
 }
 
 /// Set-up without the book tools, printing only what it changes.
-/// `base` (the host's Debian kernel series) or the toolchain of the guest
-/// series `linux` (`--guest`, see [`crate::tools::guest`]); the debug
-/// kernel is built from 6.1's source only so far.
-pub fn guest_toolchain(
-    linux: Option<crate::tools::guest::Linux>,
-    kernel: Option<KernelChoice>,
-    base: Toolchain,
-    root: &Result<PathBuf>,
-) -> Result<Toolchain> {
-    use crate::tools::guest::Linux;
-    let Some(linux) = linux else {
-        return Ok(base);
-    };
-    match (linux, kernel.unwrap_or_default(), root) {
-        (Linux::V6_1, KernelChoice::Debug, _) => Ok(base),
-        (l, KernelChoice::Debug, _) => {
-            anyhow::bail!(
-                "--kernel debug is built from 6.1 only, not --guest {}",
-                l.arg()
-            )
-        }
-        (l, _, Ok(r)) => crate::tools::guest::toolchain_for(l, base, r),
-        (l, _, Err(e)) => anyhow::bail!("--guest {} needs the workspace: {e}", l.arg()),
-    }
-}
-
 pub fn ensure_quiet() -> Result<Toolchain> {
     setup::ensure(&setup::Options {
         book: false,

@@ -28,6 +28,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
+use crate::tools::debugkernel::KernelChoice;
 use crate::tools::probe::{self, GuestKernel};
 use crate::tools::setup::{self, Toolchain};
 
@@ -384,6 +385,31 @@ pub fn relocate_makefile(text: &str, usr_src: &str) -> String {
         .collect()
 }
 
+/// `base` (the host's Debian kernel series) or the toolchain of the guest
+/// series `linux` (`--guest`, see [`Linux`]); the debug
+/// kernel is built from 6.1's source only so far.
+pub fn guest_toolchain(
+    linux: Option<Linux>,
+    kernel: Option<KernelChoice>,
+    base: Toolchain,
+    root: &Result<PathBuf>,
+) -> Result<Toolchain> {
+    let Some(linux) = linux else {
+        return Ok(base);
+    };
+    match (linux, kernel.unwrap_or_default(), root) {
+        (Linux::V6_1, KernelChoice::Debug, _) => Ok(base),
+        (l, KernelChoice::Debug, _) => {
+            anyhow::bail!(
+                "--kernel debug is built from 6.1 only, not --guest {}",
+                l.arg()
+            )
+        }
+        (l, _, Ok(r)) => toolchain_for(l, base, r),
+        (l, _, Err(e)) => anyhow::bail!("--guest {} needs the workspace: {e}", l.arg()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -494,9 +520,8 @@ mod tests {
 
     #[test]
     fn debug_kernel_only_on_6_1() {
-        use crate::tools::debugkernel::KernelChoice;
         let d = tempfile::tempdir().unwrap();
-        let e = crate::run::guest_toolchain(
+        let e = guest_toolchain(
             Some(Linux::V6_12),
             Some(KernelChoice::Debug),
             base(d.path()),
@@ -507,7 +532,7 @@ mod tests {
             e.to_string(),
             "--kernel debug is built from 6.1 only, not --guest 6.12"
         );
-        let tc = crate::run::guest_toolchain(
+        let tc = guest_toolchain(
             None,
             Some(KernelChoice::Debug),
             base(d.path()),
