@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::StepId;
-use crate::run::RunResult;
+use crate::run::result::RunResult;
 
 /// One thing that happened in a lab run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

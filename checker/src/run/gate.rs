@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::run::events::{Event, Reporter};
-use crate::run::BuildOutcome;
+use crate::run::result::BuildOutcome;
 use crate::spec::lab::Lab;
 use crate::spec::policy::{
     check_run, check_sources, dep_info_paths, lexical, toolchain_dirs, Rule, Violation, REJECTED,

@@ -9,6 +9,7 @@ pub mod compilefail;
 pub mod decode;
 pub mod events;
 pub mod gate;
+pub mod result;
 
 use std::fs;
 use std::io::Write as _;
@@ -21,13 +22,14 @@ use ::vm::{self, console, Ending, Interrupted, Progress};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::grade::{self, Crash, HostRun, Score, StepGrade};
+use crate::grade::{self, Crash, HostRun, StepGrade};
 use crate::plan::{Plan, Slot};
 use crate::run::events::{Event, Reporter};
+pub use crate::run::result::{BuildOutcome, RunResult};
 use crate::spec::devices;
 use crate::spec::lab::{self, Lab};
 use crate::tools::debugkernel::KernelChoice;
-use crate::tools::sandbox::{self, Limit, Sandbox};
+use crate::tools::sandbox::{self, Sandbox};
 use crate::tools::setup::{self, Toolchain};
 
 /// Guest memory, MiB.
@@ -164,66 +166,6 @@ pub struct LabRequest {
     #[arg(long, value_name = "SECS")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_timeout: Option<u64>,
-}
-
-/// How the build went.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BuildOutcome {
-    /// The build succeeded and produced every module.
-    pub ok: bool,
-    /// Wall time.
-    pub time: Duration,
-    /// The build log.
-    pub log: PathBuf,
-    /// The sandbox's limit the build hit (it was killed, or a process
-    /// ran out of CPU time or memory).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<Limit>,
-}
-
-/// The result of one lab run: what every reporter reads.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunResult {
-    /// Lab name.
-    pub lab: String,
-    /// Whether the reference solution was built.
-    pub solution: bool,
-    /// The build.
-    pub build: BuildOutcome,
-    /// One entry per step.
-    pub steps: Vec<StepGrade>,
-    /// A crash seen on the console.
-    pub crash: Option<Crash>,
-    /// The guest hit its time limit.
-    pub timed_out: bool,
-    /// Accelerator used (when the guest ran).
-    pub accel: Option<String>,
-    /// Boot time (QEMU start to the first step).
-    pub boot_time: Option<Duration>,
-    /// Total wall time of the run (build included).
-    pub wall: Duration,
-    /// The guest's whole console (`ttyS0`), kept next to the build log.
-    pub console_log: Option<PathBuf>,
-    /// The seed of the run's `[random]` inputs, when the lab has
-    /// differential steps (`--seed` reproduces the run).
-    pub seed: Option<u64>,
-}
-
-impl RunResult {
-    /// Steps that passed.
-    pub fn passed_steps(&self) -> usize {
-        self.steps.iter().filter(|s| s.passed()).count()
-    }
-
-    /// Points earned of the points the lab gives.
-    pub fn score(&self) -> Score {
-        self.steps.iter().map(StepGrade::score).sum()
-    }
-
-    /// Every step passed and no crash was seen.
-    pub fn passed(&self) -> bool {
-        self.build.ok && self.crash.is_none() && self.passed_steps() == self.steps.len()
-    }
 }
 
 /// The accelerator choice from `--accel`, else `CHECKER_ACCEL`, else auto.
