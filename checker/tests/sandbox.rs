@@ -116,7 +116,7 @@ fn a_build_reads_nothing_outside_its_workspace_and_reaches_no_network() {
         marker = marker.display()
     );
     let (ws, lab) = workspace(d.path(), &[("build.rs", &build_rs)], "");
-    let sandbox = Sandbox::for_lab(&ws, &lab, &toolchain(d.path()));
+    let sandbox = Sandbox::for_lab(&ws, &lab.dir, lab.build_limits(), &toolchain(d.path()));
     let log = d.path().join("build.log");
     let done = sandbox.run(&cargo_build(&ws), &log).unwrap();
     let out = fs::read_to_string(&log).unwrap();
@@ -161,7 +161,7 @@ fn a_build_that_never_ends_is_killed_at_its_limit() {
                while i != 0 {\n        i = i.wrapping_mul(3);\n    }\n    i\n}\n\
                pub const NEVER: u64 = spin();\n";
     let (ws, lab) = workspace(d.path(), &[("src/lib.rs", lib)], "build_timeout = 4");
-    let sandbox = Sandbox::for_lab(&ws, &lab, &toolchain(d.path()));
+    let sandbox = Sandbox::for_lab(&ws, &lab.dir, lab.build_limits(), &toolchain(d.path()));
     let log = d.path().join("build.log");
     let done = sandbox.run(&cargo_build(&ws), &log).unwrap();
     let out = fs::read_to_string(&log).unwrap();
@@ -193,7 +193,7 @@ fn a_build_that_wants_too_much_memory_gets_its_own_verdict() {
     let build_rs = "fn main() {\n    let v: Vec<u8> = Vec::with_capacity(3 << 30);\n    \
                     std::hint::black_box(&v);\n}\n";
     let (ws, lab) = workspace(d.path(), &[("build.rs", build_rs)], "build_memory = 2048");
-    let sandbox = Sandbox::for_lab(&ws, &lab, &toolchain(d.path()));
+    let sandbox = Sandbox::for_lab(&ws, &lab.dir, lab.build_limits(), &toolchain(d.path()));
     let log = d.path().join("build.log");
     let done = sandbox.run(&cargo_build(&ws), &log).unwrap();
     let out = fs::read_to_string(&log).unwrap();

@@ -202,7 +202,7 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
     let root = crate::tools::workspace::enclosing(&lab.dir);
     sandbox::fetch(&root);
     let cmd = crate::tools::exec::make(&lab.dir, tc, solution);
-    let done = Sandbox::for_lab(&root, lab, tc).run(&cmd, log)?;
+    let done = Sandbox::for_lab(&root, &lab.dir, lab.build_limits(), tc).run(&cmd, log)?;
     if vm::interrupted() {
         return Err(Interrupted.into());
     }
@@ -464,7 +464,7 @@ pub fn run_host_steps(
     out: &mut dyn Reporter,
 ) -> Result<Vec<StepGrade>> {
     let mut grades = Vec::new();
-    let sandbox = Sandbox::for_lab(dir, lab, tc);
+    let sandbox = Sandbox::for_lab(dir, &lab.dir, lab.build_limits(), tc);
     let mut fetched = false;
     for &id in &plan.host {
         let step = &lab.config.steps[id.0];

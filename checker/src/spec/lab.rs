@@ -601,6 +601,12 @@ pub struct Lab {
 }
 
 impl Lab {
+    /// The limits of this lab's sandboxed builds and host steps: its
+    /// `build_timeout` and `build_memory`, else the defaults.
+    pub fn build_limits(&self) -> crate::tools::sandbox::Limits {
+        crate::tools::sandbox::Limits::new(self.config.build_timeout, self.config.build_memory)
+    }
+
     /// Loads `<dir>/lab.toml`; its `student` patterns must name files of
     /// the lab folder and of the solution's (see the module docs).
     pub fn load(dir: &Path) -> Result<Lab> {
@@ -1531,6 +1537,17 @@ mod tests {
     use super::*;
     use expect_test::{expect, Expect};
 
+    #[test]
+    fn build_limits_come_from_the_lab() {
+        let lab = crate::testutil::lab(
+            "/w/labs/lab-01",
+            "title='t'\nchapter='c.md'\nmodules=['m']\nbuild_timeout=5\nbuild_memory=512\n\
+             [[step]]\nname='a'\nrun='true'\n",
+        );
+        assert_eq!(lab.build_limits().wall, std::time::Duration::from_secs(5));
+        assert_eq!(lab.build_limits().memory_mib, 512);
+    }
+
     #[track_caller]
     fn check(input: &str, expect: Expect) {
         check_with(input, |c| format!("{c:#?}"), expect);
@@ -2439,5 +2456,112 @@ run = "insmod /lab/m.ko"
             ]
         );
         assert_eq!(chapter_heading(&root, "two.md"), None);
+    }
+}
+
+/// The steps of the debug kernel (`kernel`, `failslab`), read from
+/// `lab.toml` (they were tested in `tools/debugkernel.rs`).
+#[cfg(test)]
+mod debug_kernel_steps {
+    use expect_test::expect;
+
+    #[test]
+    fn lab_toml_keys() {
+        use crate::spec::lab::{failslab_target, parse};
+        assert_eq!(
+            failslab_target("insmod /lab/m.ko count=3 name=x"),
+            Ok(crate::spec::lab::FailslabTarget {
+                module: "m".into(),
+                path: "/lab/m.ko".into(),
+                params: "count=3 name=x".into(),
+            })
+        );
+        for bad in [
+            "rmmod m",
+            "insmod",
+            "insmod m.ko",
+            "insmod /lab/.ko",
+            "insmod /lab/a;b.ko",
+        ] {
+            assert!(failslab_target(bad).is_err(), "{bad}");
+        }
+        let head = "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='load'\nrun='insmod /lab/m.ko'\n";
+        let check = |steps: &str, expect: expect_test::Expect| {
+            let actual = match parse(&format!("{head}{steps}")) {
+                Ok(c) => {
+                    let lab = crate::spec::lab::Lab {
+                        name: "t".into(),
+                        dir: "/nonexistent".into(),
+                        config: c,
+                    };
+                    let names = |l: &crate::spec::lab::Lab| {
+                        l.config
+                            .steps
+                            .iter()
+                            .map(|s| s.name.clone())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    };
+                    format!(
+                        "debian: {}; debug: {}; last guest command: {}",
+                        names(&lab.for_kernel(false)),
+                        names(&lab.for_kernel(true)),
+                        lab.guest_steps()
+                            .last()
+                            .map(|s| s.run.clone())
+                            .unwrap_or_default()
+                    )
+                }
+                Err(e) => format!("error: {e:#}")
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+                    .to_owned(),
+            };
+            expect.assert_eq(&actual);
+        };
+        check(
+            "[[step]]\nname='f'\nrun='insmod /lab/m.ko'\nfailslab={first=8}\n[[step]]\nname='k'\nrun='true'\nkernel='debug'\n",
+            expect!["debian: load; debug: load f k; last guest command: true"],
+        );
+        check(
+            "[[step]]\nname='k'\nrun='true'\nkernel='debug'\n[[step]]\nname='after'\nrun='true'\n",
+            expect!["error: step 3 (after): steps for the debug kernel (`kernel`, `failslab`) must come after every other step"],
+        );
+        check(
+            "[[step]]\nname='k'\nrun='true'\nkernel='debian'\n",
+            expect![[r#"step "k": `kernel = "debian"`: the only choice is "debug""#]],
+        );
+        check(
+            "[[step]]\nname='f'\nrun='true'\nfailslab={}\n",
+            expect![[
+                r#"step "f": failslab: `run` must be `insmod /lab/NAME.ko [PARAMS]`, not "true""#
+            ]],
+        );
+        check(
+            "[[step]]\nname='f'\nrun='insmod /lab/m.ko'\nfailslab={every=0}\n",
+            expect![[r#"step "f": failslab `every` must be 1 or more"#]],
+        );
+        check(
+            "[[step]]\nname='f'\nrun='insmod /lab/m.ko'\nfailslab={nth='1-3'}\n",
+            expect!["unknown field `nth`, expected `first` or `every`"],
+        );
+    }
+
+    #[test]
+    fn failslab_command() {
+        let c = crate::spec::lab::parse(
+            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='f'\nrun='insmod /lab/m.ko n=1'\nfailslab={every=25}\n",
+        )
+        .unwrap();
+        let lab = crate::spec::lab::Lab {
+            name: "t".into(),
+            dir: "/nonexistent".into(),
+            config: c,
+        };
+        assert!(lab.has_failslab());
+        let run = lab.config.steps[0].guest().unwrap().run;
+        expect!["sh /lab/failslab.sh 64 25 m '/lab/m.ko' 'n=1'"].assert_eq(&run);
+        assert_eq!(lab.config.steps[0].command(), "insmod /lab/m.ko n=1");
     }
 }

@@ -51,7 +51,6 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::spec::lab::Lab;
 use crate::tools::setup::Toolchain;
 
 /// A build's wall-clock limit when its `lab.toml` sets none
@@ -82,19 +81,17 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// The limits of `lab`'s builds: its `build_timeout` (seconds) and
-    /// `build_memory` (MiB), else the defaults. A process may use at most
+    /// The limits of a lab's builds: its `build_timeout` (seconds) and
+    /// `build_memory` (MiB), else the defaults (see
+    /// [`crate::spec::lab::Lab::build_limits`]). A process may use at most
     /// twice the wall-clock limit in CPU time (rustc and LLVM are
     /// multi-threaded); the wall clock normally stops it first.
-    pub fn of(lab: &Lab) -> Limits {
-        let wall = lab
-            .config
-            .build_timeout
-            .unwrap_or(DEFAULT_BUILD_TIMEOUT_SECS);
+    pub fn new(build_timeout: Option<u64>, build_memory: Option<u64>) -> Limits {
+        let wall = build_timeout.unwrap_or(DEFAULT_BUILD_TIMEOUT_SECS);
         Limits {
             wall: Duration::from_secs(wall),
             cpu: Duration::from_secs(wall * 2),
-            memory_mib: lab.config.build_memory.unwrap_or(DEFAULT_BUILD_MEMORY_MIB),
+            memory_mib: build_memory.unwrap_or(DEFAULT_BUILD_MEMORY_MIB),
         }
     }
 }
@@ -193,8 +190,9 @@ fn both_forms(path: &Path) -> Vec<PathBuf> {
 
 impl Sandbox {
     /// The sandbox of a lab run in the workspace `root` (a student's
-    /// workspace under `checker grade`, else the checkout), for `lab` (in
-    /// `root`, or a folder elsewhere) built for `tc`.
+    /// workspace under `checker grade`, else the checkout), for the lab
+    /// folder `lab_dir` (in `root`, or a folder elsewhere) built for `tc`
+    /// within `limits`.
     ///
     /// Readable: the toolchain, `tc`'s kernel tree and cache, and every
     /// top-level entry of `root` that is a symbolic link (a graded
@@ -203,7 +201,7 @@ impl Sandbox {
     /// A driver of one's own (a lab folder outside `root`, or a `root`
     /// with no `kernel-crate/`) also reads the checker's own checkout,
     /// whose kernel crate it builds against.
-    pub fn for_lab(root: &Path, lab: &Lab, tc: &Toolchain) -> Sandbox {
+    pub fn for_lab(root: &Path, lab_dir: &Path, limits: Limits, tc: &Toolchain) -> Sandbox {
         let (rustup, cargo) = toolchain_homes();
         let mut readable = vec![rustup.clone()];
         // Of CARGO_HOME only what builds read: never its credentials.
@@ -221,7 +219,7 @@ impl Sandbox {
             }
         }
         let mut writable = both_forms(root);
-        let lab_dir = absolute(&lab.dir);
+        let lab_dir = absolute(lab_dir);
         let outside = !lab_dir.starts_with(absolute(root));
         if outside {
             writable.extend(both_forms(&lab_dir));
@@ -256,7 +254,7 @@ impl Sandbox {
             scratch,
             env,
             path,
-            limits: Limits::of(lab),
+            limits,
         }
     }
 
@@ -500,25 +498,16 @@ mod tests {
 
     #[test]
     fn limits_come_from_the_lab_or_the_defaults() {
-        let lab = crate::testutil::lab(
-            "/w/labs/lab-01",
-            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n",
-        );
         assert_eq!(
-            Limits::of(&lab),
+            Limits::new(None, None),
             Limits {
                 wall: Duration::from_secs(DEFAULT_BUILD_TIMEOUT_SECS),
                 cpu: Duration::from_secs(2 * DEFAULT_BUILD_TIMEOUT_SECS),
                 memory_mib: DEFAULT_BUILD_MEMORY_MIB,
             }
         );
-        let lab = crate::testutil::lab(
-            "/w/labs/lab-01",
-            "title='t'\nchapter='c.md'\nmodules=['m']\nbuild_timeout=5\nbuild_memory=512\n\
-             [[step]]\nname='a'\nrun='true'\n",
-        );
-        assert_eq!(Limits::of(&lab).wall, Duration::from_secs(5));
-        assert_eq!(Limits::of(&lab).memory_mib, 512);
+        assert_eq!(Limits::new(Some(5), Some(512)).wall, Duration::from_secs(5));
+        assert_eq!(Limits::new(Some(5), Some(512)).memory_mib, 512);
     }
 
     /// What a graded workspace's build sees: the workspace read-write, the
@@ -532,11 +521,8 @@ mod tests {
         fs::create_dir_all(course.join("kernel-crate")).unwrap();
         fs::create_dir_all(ws.join("labs/lab-01")).unwrap();
         std::os::unix::fs::symlink(course.join("kernel-crate"), ws.join("kernel-crate")).unwrap();
-        let lab = crate::testutil::lab(
-            ws.join("labs/lab-01").to_str().unwrap(),
-            "title='t'\nchapter='c.md'\nmodules=['m']\n[[step]]\nname='a'\nrun='true'\n",
-        );
-        let sb = Sandbox::for_lab(&ws, &lab, &toolchain());
+        let lab_dir = ws.join("labs/lab-01");
+        let sb = Sandbox::for_lab(&ws, &lab_dir, Limits::new(None, None), &toolchain());
         let course = course.canonicalize().unwrap();
         assert!(sb
             .writable
@@ -557,12 +543,12 @@ mod tests {
 
     #[test]
     fn the_command_runs_inside_with_an_empty_environment() {
-        let lab = crate::testutil::lab(
-            "/w/labs/lab-01",
-            "title='t'\nchapter='c.md'\nmodules=['m']\nbuild_timeout=7\n\
-             [[step]]\nname='a'\nrun='true'\n",
+        let sb = Sandbox::for_lab(
+            Path::new("/w"),
+            Path::new("/w/labs/lab-01"),
+            Limits::new(Some(7), None),
+            &toolchain(),
         );
-        let sb = Sandbox::for_lab(Path::new("/w"), &lab, &toolchain());
         let mut cmd = Command::new("make");
         cmd.args(["-C", "/w/labs/lab-01"])
             .env("CARGO_TERM_COLOR", "never")
