@@ -1,7 +1,9 @@
 //! The lab checker. Its folders follow a lab run, from what a lab is to
 //! what the student reads, each importing only the ones before it
 //! ([`tools`] < [`spec`] < [`plan`] < [`run`] < [`grade`] < [`report`] <
-//! [`batch`] < [`commands`]; `tests/layers.rs` checks it):
+//! [`batch`] < [`commands`]; `tests/layers.rs` checks it, and lists the
+//! one exception: the runner grades each step as it goes, so [`run`]
+//! imports [`grade`]):
 //!
 //! - [`tools`]: the ground floor the pipeline stands on: probes, set-up,
 //!   `make`, the sandbox, the debug kernel's toolchain, the guest kernels.
@@ -23,7 +25,8 @@
 //! - [`commands`]: the commands around the pipeline, on top of it (doctor,
 //!   docs, doctests, sizes, benches, watch, new-driver, the book's
 //!   preprocessor, export-course).
-//! - [`outcome`]: how a command ended, and its exit code.
+//! - [`outcome`]: how a command ended, and its exit code (beside
+//!   [`report`]: it reads a run's results).
 #![forbid(unsafe_code)]
 
 // The stages of a run, in order (blank lines keep rustfmt from sorting them).

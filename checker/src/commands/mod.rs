@@ -3,7 +3,7 @@
 //! examples in the guest ([`doctests`]), checking the machine
 //! ([`doctor`]), `make sizes` ([`sizes`]), `checker bench-binder`
 //! ([`binderbench`]) and `checker bench-nvme` ([`nvmebench`]) with what
-//! they share ([`bench`]), `checker watch` ([`watch`]), `checker
+//! they share ([`mod@bench`]), `checker watch` ([`watch`]), `checker
 //! new-driver` ([`newdriver`]), the book's mdBook preprocessor
 //! ([`mdbook`]) and `checker export-course`, the student repository
 //! ([`export`]).

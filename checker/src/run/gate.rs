@@ -55,7 +55,7 @@ pub fn gate(
     }))
 }
 
-/// [`check_sources`](crate::spec::policy::check_sources) after a build that succeeded: the dep-info of the
+/// [`check_sources`] after a build that succeeded: the dep-info of the
 /// lab's package under `tc`'s target folder. A missing dep-info fails the
 /// check (nothing could be checked). Broken rules go to `log`; returns
 /// whether none was. The reference solution's runs and labs without
