@@ -3,7 +3,8 @@
 //! numbers `book/src/SUMMARY.md` (sections such as 4.1 have no lab of their
 //! own, and draft chapters none yet).
 
-use checker::spec::lab::{all_labs, book_chapters, BookChapter, Lab};
+use checker::spec::book::{book_chapters, BookChapter};
+use checker::spec::lab::{all_labs, Lab};
 
 use checker::tools::workspace::source_root as root;
 

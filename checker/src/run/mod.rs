@@ -560,7 +560,7 @@ pub fn run_lab(
     out: &mut dyn Reporter,
 ) -> Result<RunResult> {
     let started = Instant::now();
-    let read = match root.and_then(|r| lab::chapter_heading(r, &lab.config.chapter)) {
+    let read = match root.and_then(|r| crate::spec::book::chapter_heading(r, &lab.config.chapter)) {
         Some(heading) => format!("{heading} (book/src/{})", lab.config.chapter),
         None => format!("book/src/{}", lab.config.chapter),
     };
