@@ -710,7 +710,7 @@ fn labs_submitted(
                 Form::Tree(dir) => {
                     let theirs = dir.join("labs").join(&l.name);
                     changes
-                        || !lab::matching_files(&theirs, &l.config.student)
+                        || !crate::spec::files::matching_files(&theirs, &l.config.student)
                             .unwrap_or_default()
                             .is_empty()
                 }

@@ -153,6 +153,7 @@ use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
 use crate::spec::devices::{DiskSpec, NvmeSpec};
+use crate::spec::files::{check_pattern, glob_matches, list_files, matching_files};
 use crate::spec::inputs::{Inputs, RandomSpec};
 
 /// Default time limit of a guest run, in seconds.
@@ -919,98 +920,6 @@ fn line_prefix(text: &str, needle: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Whether `path` (relative, `/`-separated) matches `pattern`: `*` and `?`
-/// match within one path segment, a `**` segment any number of segments.
-pub fn glob_matches(pattern: &str, path: &str) -> bool {
-    let pattern: Vec<&str> = pattern.split('/').collect();
-    let path: Vec<&str> = path.split('/').collect();
-    match_segments(&pattern, &path)
-}
-
-fn match_segments(pattern: &[&str], path: &[&str]) -> bool {
-    match pattern.split_first() {
-        None => path.is_empty(),
-        Some((&"**", rest)) => (0..=path.len()).any(|skip| match_segments(rest, &path[skip..])),
-        Some((first, rest)) => path.split_first().is_some_and(|(segment, path_rest)| {
-            match_segment(first.as_bytes(), segment.as_bytes()) && match_segments(rest, path_rest)
-        }),
-    }
-}
-
-fn match_segment(pattern: &[u8], name: &[u8]) -> bool {
-    match pattern.split_first() {
-        None => name.is_empty(),
-        Some((b'*', rest)) => (0..=name.len()).any(|skip| match_segment(rest, &name[skip..])),
-        Some((b'?', rest)) => !name.is_empty() && match_segment(rest, &name[1..]),
-        Some((c, rest)) => name.first() == Some(c) && match_segment(rest, &name[1..]),
-    }
-}
-
-/// A `student` pattern is a relative path inside the lab folder, with
-/// only the wildcards [`glob_matches`] knows.
-fn check_pattern(pattern: &str) -> std::result::Result<(), &'static str> {
-    if pattern.is_empty() {
-        return Err("is empty");
-    }
-    if pattern.starts_with('/') {
-        return Err("must be relative to the lab folder, not absolute");
-    }
-    if pattern.contains(['\\', '[', ']', '{', '}']) {
-        return Err("may use only the wildcards `*`, `?` and `**`");
-    }
-    for segment in pattern.split('/') {
-        match segment {
-            "" => return Err("has an empty path segment"),
-            "." | ".." => return Err("must stay inside the lab folder: no `.` or `..`"),
-            s if s.contains("**") && s != "**" => {
-                return Err("`**` must be a whole path segment (`src/**/*.rs`)")
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// The files under `dir`, relative to it and `/`-separated, sorted; build
-/// output and hidden entries left out, symbolic links not followed.
-pub fn list_files(dir: &Path) -> Result<Vec<String>> {
-    let mut files = Vec::new();
-    let mut stack = vec![PathBuf::new()];
-    while let Some(rel) = stack.pop() {
-        let here = dir.join(&rel);
-        let entries =
-            std::fs::read_dir(&here).with_context(|| format!("cannot read {}", here.display()))?;
-        for entry in entries {
-            let entry = entry.with_context(|| format!("cannot read {}", here.display()))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || crate::tools::discovery::is_build_output(&name) {
-                continue;
-            }
-            let path = rel.join(&name);
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                stack.push(path);
-            } else if kind.is_file() {
-                files.push(path.to_string_lossy().into_owned());
-            }
-        }
-    }
-    files.sort();
-    Ok(files)
-}
-
-/// The files under `dir` that one of `patterns` matches (see
-/// [`glob_matches`]), sorted.
-pub fn matching_files(dir: &Path, patterns: &[String]) -> Result<Vec<String>> {
-    if patterns.is_empty() {
-        return Ok(Vec::new());
-    }
-    Ok(list_files(dir)?
-        .into_iter()
-        .filter(|f| patterns.iter().any(|p| glob_matches(p, f)))
-        .collect())
-}
-
 /// Parses and validates the text of a `lab.toml`.
 pub fn parse(text: &str) -> Result<LabConfig> {
     let config: LabConfig = toml::from_str(text)?;
@@ -1598,28 +1507,6 @@ run = "insmod /lab/m.ko"
             "programs=['']",
             expect![[r#"error: program name "" must be [a-z0-9_-]+ (no path)"#]],
         );
-    }
-
-    #[test]
-    fn globs() {
-        // A pattern, the paths it matches, the paths it does not.
-        let cases: [(&str, &[&str], &[&str]); 7] = [
-            ("src/vec.rs", &["src/vec.rs"], &["src/vec.rs.orig"]),
-            ("src/*.rs", &["src/vec.rs"], &["src/a/vec.rs"]),
-            ("src/**/*.rs", &["src/vec.rs", "src/a/b/vec.rs"], &[]),
-            ("**/strings.rs", &["macro/src/strings.rs"], &[]),
-            ("src/v?c.rs", &["src/vec.rs"], &["src/vc.rs"]),
-            ("src/**", &["src/a/b"], &["srcx/a"]),
-            ("*", &["lib.rs"], &["src/lib.rs"]),
-        ];
-        for (pattern, matched, unmatched) in cases {
-            for path in matched {
-                assert!(glob_matches(pattern, path), "{pattern} {path}");
-            }
-            for path in unmatched {
-                assert!(!glob_matches(pattern, path), "{pattern} {path}");
-            }
-        }
     }
 
     #[test]
