@@ -133,8 +133,8 @@ impl<T> Allocator<T> {
         // // uses up (else `ENOSPC`). Take the smallest free buffer that
         // // fits, the lowest offset of equals: `free_by_size`'s
         // // `lower_bound` of `(size, 0)` (none: `ENOSPC`). Split off what
-        // // is left as a new free buffer just after it (in `buffers` and
-        // // in `free_by_size`, with nodes reserved before any change:
+        // // is left, if anything, as a new free buffer just after it (in
+        // // `buffers` and in `free_by_size`, with nodes reserved before any change:
         // // `RBTree::try_reserve_node`, `insert`). Mark it allocated
         // // (`get_mut`) with the sizes, `is_async`, no `data` and
         // // `allow_user_free` false, and keep its node of `free_by_size`

@@ -9,7 +9,7 @@ use core::marker::PhantomPinned;
 
 use kernel::bindings;
 use kernel::init::{Opaque, PinInit};
-use kernel::pin_init;
+use kernel::pin_init; // the stub `new` uses it: remove it with the stub
 use kernel::prelude::*;
 
 // ANCHOR: completion

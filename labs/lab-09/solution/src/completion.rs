@@ -23,7 +23,7 @@ use kernel::error::to_result;
 use kernel::init::{pin_init_from_closure, Opaque, PinInit};
 // TODO-ELSE
 // use kernel::init::{Opaque, PinInit};
-// use kernel::pin_init;
+// use kernel::pin_init; // the stub `new` uses it: remove it with the stub
 // TODO-END
 use kernel::prelude::*;
 
