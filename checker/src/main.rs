@@ -113,6 +113,17 @@ enum Cmd {
         /// every lab with differential steps; `--references none` for none).
         #[arg(long, value_delimiter = ',', value_name = "LAB,...")]
         references: Option<Vec<String>>,
+        /// The kernels to build the reference modules for: `default` (the
+        /// guest kernel `checker lab` uses here), `6.1`, `6.12`, `debug` (the
+        /// debug kernel, built first when not cached). A student's run on a
+        /// kernel the export has no references for is refused.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            value_name = "KERNEL,...",
+            default_value = "default"
+        )]
+        kernels: Vec<String>,
         /// Only check DIR, exported before, for answers (a marker line, or a
         /// line of an answer that the course has nowhere else).
         #[arg(long)]
@@ -361,8 +372,9 @@ fn real_main(cli: Cli) -> Result<Outcome> {
         Cmd::ExportCourse {
             dir,
             references,
+            kernels,
             audit,
-        } => export_course(&dir, references, audit),
+        } => export_course(&dir, references, &kernels, audit),
         Cmd::Fixtures(args) => batch::fixtures::run_cmd(&args),
         // The doctor grades nothing: what it finds wrong is the set-up.
         Cmd::Doctor if commands::doctor::run()? => Ok(true),
@@ -445,7 +457,12 @@ fn new_driver(dir: &Path) -> Result<bool> {
 }
 
 /// `checker export-course DIR`.
-fn export_course(dir: &Path, references: Option<Vec<String>>, audit: bool) -> Result<bool> {
+fn export_course(
+    dir: &Path,
+    references: Option<Vec<String>>,
+    kernels: &[String],
+    audit: bool,
+) -> Result<bool> {
     use checker::commands::export;
     let root = workspace::root()?;
     if audit {
@@ -468,11 +485,11 @@ fn export_course(dir: &Path, references: Option<Vec<String>>, audit: bool) -> Re
     let references = references.map(|r| r.into_iter().filter(|l| l != "none").collect());
     let opts = export::Options { references };
     let started = std::time::Instant::now();
-    let tc = match &opts.references {
-        Some(only) if only.is_empty() => None,
-        _ => Some(run::ensure_quiet()?),
+    let toolchains = match &opts.references {
+        Some(only) if only.is_empty() => Vec::new(),
+        _ => export_toolchains(kernels, &root)?,
     };
-    let done = export::export(&root, dir, &opts, tc.as_ref(), &mut |line| {
+    let done = export::export(&root, dir, &opts, &toolchains, &mut |line| {
         println!("{line}")
     })?;
     println!(
@@ -488,6 +505,36 @@ fn export_course(dir: &Path, references: Option<Vec<String>>, audit: bool) -> Re
         started.elapsed().as_secs_f64()
     );
     Ok(true)
+}
+
+/// The toolchains of `export-course --kernels`, one per kernel ABI.
+fn export_toolchains(kernels: &[String], root: &Path) -> Result<Vec<setup::Toolchain>> {
+    use checker::tools::debugkernel::KernelChoice;
+    use checker::tools::guest::Linux;
+    let mut out: Vec<setup::Toolchain> = Vec::new();
+    for name in kernels {
+        let base = run::ensure_quiet()?;
+        let root = Ok(root.to_path_buf());
+        let tc = match name.as_str() {
+            "default" => base,
+            "6.1" => checker::tools::guest::guest_toolchain(Some(Linux::V6_1), None, base, &root)?,
+            "6.12" => {
+                checker::tools::guest::guest_toolchain(Some(Linux::V6_12), None, base, &root)?
+            }
+            "debug" => checker::tools::debugkernel::toolchain_for(
+                KernelChoice::Debug,
+                base,
+                root.as_ref().expect("set above"),
+            )?,
+            other => {
+                anyhow::bail!("--kernels: no kernel named {other:?} (default, 6.1, 6.12 or debug)")
+            }
+        };
+        if !out.iter().any(|t| t.abi == tc.abi) {
+            out.push(tc);
+        }
+    }
+    Ok(out)
 }
 
 /// `checker doctests`.

@@ -48,7 +48,7 @@ use crate::tools::setup::Toolchain;
 pub const STUDENT_COURSE: &str = crate::spec::lab::STUDENT_COURSE;
 
 /// The folder of a student repository holding each lab's reference
-/// modules, `references/<lab>/`.
+/// modules, one folder per kernel ABI: `references/<lab>/<abi>/`.
 pub const REFERENCE_DIR: &str = crate::spec::lab::REFERENCE_DIR;
 
 /// Course paths never exported: CI (it runs the full repository's
@@ -419,13 +419,14 @@ fn exported(rel: &str, answers: &Answers, book: &BookPlan) -> bool {
 }
 
 /// Writes the student repository of the course at `root` into `dir` (see
-/// the module docs), saying what it does through `say`. `tc` builds the
-/// reference modules; without it none are shipped.
+/// the module docs), saying what it does through `say`. Each toolchain
+/// of `kernels` builds the reference modules for its kernel; with none,
+/// none are shipped.
 pub fn export(
     root: &Path,
     dir: &Path,
     opts: &Options,
-    tc: Option<&Toolchain>,
+    kernels: &[Toolchain],
     say: &mut dyn FnMut(&str),
 ) -> Result<Exported> {
     ensure_empty(dir)?;
@@ -515,10 +516,10 @@ pub fn export(
     let mut ignore = fs::read_to_string(&gitignore).unwrap_or_default();
     ignore.push_str(
         "# The reference modules the differential steps load (checker export-course)\n\
-         !/references/*/*.ko\n",
+         !/references/*/*/*.ko\n",
     );
     fs::write(&gitignore, ignore)?;
-    if let Some(tc) = tc {
+    for tc in kernels {
         for lab in course.values().filter(|l| l.has_differential()) {
             let wanted = opts
                 .references
@@ -528,20 +529,22 @@ pub fn export(
                 continue;
             }
             let started = Instant::now();
-            let to = dir.join(REFERENCE_DIR).join(&lab.name);
+            let to = reference_dir(dir, &lab.name, &tc.abi);
             let log = root
                 .join("target/checker/export")
-                .join(format!("{}-reference.log", lab.name));
+                .join(format!("{}-{}-reference.log", lab.name, tc.abi));
             fs::create_dir_all(log.parent().expect("a log has a folder"))?;
             crate::run::build_reference(lab, tc, &to, &log)?;
-            fs::write(to.join("ABI"), format!("{}\n", tc.abi))?;
+            strip_debug_info(&to)?;
             say(&format!(
                 "export: {} reference modules built for {} ({:.1} s)",
                 lab.name,
                 tc.abi,
                 started.elapsed().as_secs_f64()
             ));
-            done.references.push(lab.name.clone());
+            if !done.references.contains(&lab.name) {
+                done.references.push(lab.name.clone());
+            }
         }
     }
     let leaks = audit(root, &files, &answers, &book, dir)?;
@@ -557,6 +560,32 @@ pub fn export(
         dir.display()
     ));
     Ok(done)
+}
+
+/// Where a student repository keeps `lab`'s reference modules built for
+/// the kernel ABI `abi`: `references/<lab>/<abi>/`.
+pub fn reference_dir(course: &Path, lab: &str, abi: &str) -> PathBuf {
+    course.join(REFERENCE_DIR).join(lab).join(abi)
+}
+
+/// Drops the debug sections of the modules in `dir`, as Debian does for
+/// its own: the differential steps only load them, and their DWARF would
+/// name the solution's files and lines.
+fn strip_debug_info(dir: &Path) -> Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "ko") {
+            let status = Command::new("strip")
+                .arg("--strip-debug")
+                .arg(&path)
+                .status()
+                .context("cannot run strip (binutils)")?;
+            if !status.success() {
+                bail!("strip --strip-debug {} failed ({status})", path.display());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether a trimmed line is long enough to tell an answer by.
@@ -747,7 +776,7 @@ mod tests {
     fn export_of(root: &Path) -> (tempfile::TempDir, Exported) {
         let out = tempfile::tempdir().unwrap();
         let dir = out.path().join("students");
-        let done = export(root, &dir, &Options::default(), None, &mut |_| {}).unwrap();
+        let done = export(root, &dir, &Options::default(), &[], &mut |_| {}).unwrap();
         (out, done)
     }
 
@@ -875,7 +904,7 @@ mod tests {
         );
         assert!(fs::read_to_string(dir.join(".gitignore"))
             .unwrap()
-            .contains("!/references/*/*.ko"));
+            .contains("!/references/*/*/*.ko"));
     }
 
     /// The checker loads a lab there without its solution folder, and
@@ -932,7 +961,7 @@ mod tests {
                 d.path(),
                 &out.path().join("s"),
                 &Options::default(),
-                None,
+                &[],
                 &mut |_| {},
             )
             .unwrap_err()
@@ -955,7 +984,7 @@ mod tests {
         let d = course(&[]);
         let out = tempfile::tempdir().unwrap();
         fs::write(out.path().join("x"), "").unwrap();
-        let err = export(d.path(), out.path(), &Options::default(), None, &mut |_| {})
+        let err = export(d.path(), out.path(), &Options::default(), &[], &mut |_| {})
             .unwrap_err()
             .to_string();
         assert!(err.contains("is not empty"), "{err}");

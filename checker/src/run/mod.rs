@@ -284,6 +284,23 @@ fn resolve(
         None => crate::tools::workspace::root(),
     };
     let lab = load_requested(req, &root, out)?;
+    let student_course = lab.in_student_course();
+    if student_course && req.solution {
+        anyhow::bail!(
+            "this is a student repository (checker export-course): it has no reference \
+             solutions; --solution runs in the course's full repository"
+        );
+    }
+    let wants_shipped = student_course && req.reference.is_none() && lab.has_differential();
+    if wants_shipped && req.kernel == Some(KernelChoice::Debug) {
+        // Before the debug kernel's build, which takes minutes.
+        shipped_reference_for(
+            &lab.dir,
+            &lab.name,
+            |abi| abi.starts_with("debug-"),
+            "the debug kernel",
+        )?;
+    }
     let tc = ensure_quiet()?;
     let tc = crate::tools::guest::guest_toolchain(req.guest.linux, req.kernel, tc, &root)?;
     let tc = match (req.kernel.unwrap_or_default(), &root) {
@@ -294,50 +311,59 @@ fn resolve(
     let mut opts = req.guest.lab_options(req.solution, req.keep)?;
     opts.seed = req.seed;
     opts.reference = req.reference.clone();
-    if lab.in_student_course() {
-        if req.solution {
-            anyhow::bail!(
-                "this is a student repository (checker export-course): it has no reference \
-                 solutions; --solution runs in the course's full repository"
-            );
-        }
-        if opts.reference.is_none() && lab.has_differential() {
-            opts.reference = Some(shipped_reference(&lab, &tc)?);
-        }
+    if wants_shipped {
+        let abi = tc.abi.clone();
+        opts.reference = Some(shipped_reference_for(
+            &lab.dir,
+            &lab.name,
+            |a| a == abi,
+            &abi,
+        )?);
     }
     Ok((root, lab, tc, opts))
 }
 
-/// The reference modules a student repository ships for `lab`'s
-/// differential steps (see `commands::export`), if they were built for the
-/// kernel `tc` builds for; else an error that says what to do.
-fn shipped_reference(lab: &Lab, tc: &Toolchain) -> Result<PathBuf> {
-    let dir = crate::spec::policy::lexical(
-        &lab.dir
-            .join("../..")
-            .join(lab::REFERENCE_DIR)
-            .join(&lab.name),
-    );
-    let Ok(abi) = fs::read_to_string(dir.join("ABI")) else {
+/// The reference modules a student repository ships for the
+/// differential steps of the lab `name` in `lab_dir` (see `commands::export`):
+/// those of the first kernel ABI `fits`; else an error that names the
+/// kernels it has (`wanted` names the one asked for) and what to do.
+fn shipped_reference_for(
+    lab_dir: &Path,
+    name: &str,
+    fits: impl Fn(&str) -> bool,
+    wanted: &str,
+) -> Result<PathBuf> {
+    let dir =
+        crate::spec::policy::lexical(&lab_dir.join("../..").join(lab::REFERENCE_DIR).join(name));
+    let mut built: Vec<String> = fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().is_dir())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    built.sort();
+    if let Some(abi) = built.iter().find(|abi| fits(abi)) {
+        return Ok(dir.join(abi));
+    }
+    if built.is_empty() {
         anyhow::bail!(
             "{}: this student repository has no reference modules for the lab's differential \
-             steps ({} is missing): ask your instructor for an export with them",
-            lab.name,
-            dir.join("ABI").display()
-        );
-    };
-    if abi.trim() != tc.abi {
-        anyhow::bail!(
-            "{}: the reference modules in {} were built for kernel {}, this run builds for {}: \
-             the differential steps need them built for the same kernel (ask your instructor \
-             for a new export, `checker export-course`)",
-            lab.name,
-            dir.display(),
-            abi.trim(),
-            tc.abi
+             steps (nothing in {}): ask your instructor for an export with them",
+            name,
+            dir.display()
         );
     }
-    Ok(dir)
+    anyhow::bail!(
+        "{}: the reference modules in {} were built for kernel {}, not for {wanted}: the \
+         differential steps need them built for the kernel the run uses (ask your instructor \
+         for an export with that kernel: `checker export-course --kernels ...`)",
+        name,
+        dir.display(),
+        built.join(", ")
+    )
 }
 
 /// `checker shell`: builds the lab `req` names as `checker lab` does (the
@@ -1300,6 +1326,33 @@ mod tests {
     use super::*;
     use crate::grade::{Failure, Status};
     use crate::plan::StepId;
+
+    #[test]
+    fn shipped_references_are_found_by_kernel() {
+        let d = tempfile::tempdir().unwrap();
+        let lab = d.path().join("labs/lab-01");
+        fs::create_dir_all(&lab).unwrap();
+        let err = shipped_reference_for(&lab, "lab-01", |_| true, "6.1.0-57-amd64").unwrap_err();
+        assert!(format!("{err}").contains("no reference modules"), "{err}");
+        let refs = d.path().join("references/lab-01");
+        for abi in ["6.1.0-57-amd64", "6.12.57+deb13-amd64"] {
+            fs::create_dir_all(refs.join(abi)).unwrap();
+        }
+        let found = shipped_reference_for(&lab, "lab-01", |a| a == "6.1.0-57-amd64", "x").unwrap();
+        assert!(
+            found.ends_with("references/lab-01/6.1.0-57-amd64"),
+            "{found:?}"
+        );
+        let debug = |a: &str| a.starts_with("debug-");
+        let err = shipped_reference_for(&lab, "lab-01", debug, "the debug kernel").unwrap_err();
+        let err = format!("{err}");
+        assert!(
+            err.contains(
+                "built for kernel 6.1.0-57-amd64, 6.12.57+deb13-amd64, not for the debug kernel"
+            ) && err.contains("--kernels"),
+            "{err}"
+        );
+    }
 
     fn step(i: usize, name: &str, points: u32, passed: bool) -> StepGrade {
         StepGrade {

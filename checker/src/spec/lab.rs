@@ -242,9 +242,9 @@ pub const GRADING_WORKSPACE: &str = ".grading-workspace";
 pub const STUDENT_COURSE: &str = ".student-course";
 
 /// The folder at a student repository's root holding, for each lab with
-/// differential steps, the reference solution's modules and the kernel ABI
-/// they were built for (`references/<lab>/`, `ABI`): outside the lab
-/// folder, which Kbuild's `make clean` empties of modules.
+/// differential steps, the reference solution's modules, one folder per
+/// kernel ABI they were built for (`references/<lab>/<abi>/`): outside
+/// the lab folder, which Kbuild's `make clean` empties of modules.
 pub const REFERENCE_DIR: &str = "references";
 
 /// A lab: its folder and its parsed description.
