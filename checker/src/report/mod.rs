@@ -651,7 +651,7 @@ mod tests {
     /// Two students of lab-01: one passes, one fails the load step, so
     /// the step that depends on it is skipped.
     fn sample() -> Vec<Entry> {
-        let logs = "target/checker/grade/work/bob/target/checker/lab-01-skeleton";
+        let logs = "target/checker/grade/work/bob/target/checker/lab-01-student";
         vec![
             Entry {
                 student: "alice".into(),

@@ -181,7 +181,7 @@ fn accel_choice(flag: Option<AccelChoice>) -> Result<AccelChoice> {
 
 /// Where build logs go: `<root>/target/checker/<lab>-<variant>/`.
 fn work_dir(root: Option<&Path>, lab: &Lab, solution: bool) -> PathBuf {
-    let variant = if solution { "solution" } else { "skeleton" };
+    let variant = if solution { "solution" } else { "student" };
     let base = match root {
         Some(r) => r.join("target").join("checker"),
         None => std::env::temp_dir().join("checker"),
