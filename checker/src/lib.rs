@@ -1,9 +1,9 @@
 //! The lab checker. Its folders follow a lab run, from what a lab is to
 //! what the student reads, each importing only the ones before it
-//! ([`tools`] < [`spec`] < [`plan`] < [`run`] < [`grade`] < [`report`] <
-//! [`batch`] < [`commands`]; `tests/layers.rs` checks it, and lists the
-//! one exception: the runner grades each step as it goes, so [`run`]
-//! imports [`grade`]):
+//! ([`tools`] < [`spec`] < [`plan`] < [`grade`] < [`run`] < [`report`] <
+//! [`batch`] < [`commands`]; `tests/layers.rs` checks it). [`grade`] sits
+//! below [`run`]: the runner grades each step as it ends, and grading is
+//! the comparison it calls, knowing nothing of running:
 //!
 //! - [`tools`]: the ground floor the pipeline stands on: probes, set-up,
 //!   `make`, the sandbox, the debug kernel's toolchain, the guest kernels.
@@ -11,12 +11,12 @@
 //!   inputs of differential steps, the rules for student files.
 //! - [`plan`]: which of a lab's steps run where, in what order (typed step
 //!   ids).
+//! - [`grade`]: a run's transcript graded against the snapshots: one
+//!   [`grade::Status`] per step, crashes found.
 //! - [`run`]: the runner (`checker lab`, `checker verify`): a
 //!   [`run::LabRequest`] in; host and compile-fail steps, the build, one
 //!   guest boot (the guest itself is the `vm` crate); a [`run::RunResult`]
 //!   out, with [`run::events`] on the way.
-//! - [`grade`]: a run's transcript graded against the snapshots: one
-//!   [`grade::Status`] per step, crashes found.
 //! - [`report`]: the verdict of a run, and what reads the events and
 //!   results: the terminal, the JSON and JUnit reports, the summary table,
 //!   Gradescope's results.
@@ -36,9 +36,9 @@ pub mod spec;
 
 pub mod plan;
 
-pub mod run;
-
 pub mod grade;
+
+pub mod run;
 
 pub mod report;
 
