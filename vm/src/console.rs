@@ -398,6 +398,12 @@ pub fn find_reports(console: &str) -> Vec<Report> {
     reports
 }
 
+/// The last `n` lines of `text` (a log's excerpt in an error or a report).
+pub fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -652,5 +658,11 @@ mod tests {
         assert!(!module_frame(
             "  comm \"insmod\", pid 70, jiffies 4294669960"
         ));
+    }
+
+    #[test]
+    fn tail_lines() {
+        assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
+        assert_eq!(tail("a", 5), "a");
     }
 }

@@ -215,7 +215,7 @@ fn check_status(status: std::process::ExitStatus, log: &Path, what: &str) -> Res
             Kernel,
             "{what} failed; last lines of {}:\n{}",
             log.display(),
-            tail(&text, 30)
+            crate::console::tail(&text, 30)
         );
     }
     Ok(())
@@ -358,12 +358,6 @@ fn wait_with_progress(
 fn minutes(d: Duration) -> String {
     let s = d.as_secs();
     format!("{}:{:02}", s / 60, s % 60)
-}
-
-/// The last `n` lines of `text`.
-fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 #[cfg(test)]

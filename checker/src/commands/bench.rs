@@ -70,7 +70,7 @@ pub fn run_steps(tool: &str, guest: &Guest) -> Result<Vec<String>> {
                 "{tool}: step {} did not pass ({:?}):\n{output}\n--- console tail\n{}",
                 step.name,
                 run.ending,
-                crate::tools::setup::tail(&run.console, 30)
+                vm::console::tail(&run.console, 30)
             );
         }
         outputs.push(output);

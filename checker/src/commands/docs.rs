@@ -84,8 +84,8 @@ fn run(cmd: &mut Command, what: &str) -> Result<()> {
     if !out.status.success() {
         bail!(
             "{what} failed:\n{}{}",
-            crate::tools::setup::tail(&String::from_utf8_lossy(&out.stdout), 20),
-            crate::tools::setup::tail(&String::from_utf8_lossy(&out.stderr), 40)
+            vm::console::tail(&String::from_utf8_lossy(&out.stdout), 20),
+            vm::console::tail(&String::from_utf8_lossy(&out.stderr), 40)
         );
     }
     Ok(())

@@ -699,7 +699,7 @@ impl LabRun<'_> {
         }
         let tail = (!build.ok).then(|| {
             let text = fs::read_to_string(&build.log).unwrap_or_default();
-            setup::tail(&text, BUILD_LOG_TAIL)
+            vm::console::tail(&text, BUILD_LOG_TAIL)
         });
         out.event(&Event::Built {
             reference: false,
@@ -1093,7 +1093,8 @@ impl LabRun<'_> {
                 None if run.transcript.last_started().is_none() => "during boot".into(),
                 None => "after the last step".into(),
             };
-            let console = (!console.is_empty()).then(|| setup::tail(&run.console, CONSOLE_TAIL));
+            let console =
+                (!console.is_empty()).then(|| vm::console::tail(&run.console, CONSOLE_TAIL));
             return Some(Event::TimedOut {
                 timeout,
                 at,
@@ -1109,9 +1110,9 @@ impl LabRun<'_> {
                 .qemu_status
                 .map(|s| s.to_string())
                 .unwrap_or_else(|| "killed".into()),
-            console: setup::tail(&run.console, CONSOLE_TAIL),
+            console: vm::console::tail(&run.console, CONSOLE_TAIL),
             qemu_said: (!run.qemu_stderr.trim().is_empty())
-                .then(|| setup::tail(&run.qemu_stderr, 10)),
+                .then(|| vm::console::tail(&run.qemu_stderr, 10)),
         })
     }
 }

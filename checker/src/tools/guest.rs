@@ -207,7 +207,7 @@ impl ArchiveApt {
             bail!(
                 "`{program} {}` failed: {}",
                 args.join(" "),
-                setup::tail(&String::from_utf8_lossy(&out.stderr), 10)
+                vm::console::tail(&String::from_utf8_lossy(&out.stderr), 10)
             );
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())

@@ -14,6 +14,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
+use vm::console::tail;
 
 use crate::tools::probe;
 use anyhow::{bail, Context, Result};
@@ -722,12 +723,6 @@ fn run(cmd: &mut Command, what: &str, retry: &str) -> Result<Output> {
     Ok(out)
 }
 
-/// The last `n` lines of `text`.
-pub fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -823,11 +818,5 @@ mod tests {
     fn xz_payload_offset() {
         assert_eq!(xz_offset(b"MZ....\xfd7zXZ\x00rest"), Some(6));
         assert_eq!(xz_offset(b"no payload"), None);
-    }
-
-    #[test]
-    fn tail_lines() {
-        assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
-        assert_eq!(tail("a", 5), "a");
     }
 }
