@@ -18,6 +18,10 @@
 //!   named `*-solution.md` or showing an answer through an include is left
 //!   out of `SUMMARY.md`, and links to it become plain text; a chapter that
 //!   stays and includes an answer stops the export;
+//! - every markdown file (book pages, READMEs) in its students' form
+//!   ([`students_text`]): without its `<!-- course-only -->` regions, with
+//!   the lines of its `<!-- students-only` comments; a book page left with
+//!   nothing is left out like a solution page;
 //! - the top-level `Cargo.toml` listing only the packages left;
 //! - [`STUDENT_COURSE`] at the root, which tells the checker that the labs
 //!   have no solution folder (and refuses `--solution` there);
@@ -29,7 +33,9 @@
 //!
 //! Before it returns, [`audit`] reads every exported file for a marker
 //! line and for any line of an answer that the full course has nowhere
-//! else (a *distinctive* line); finding one is an error.
+//! else (a *distinctive* line), and the text students read for what they
+//! would look for in vain there ([`text_findings`]: `SOLUTION=1`, a
+//! solution folder or page, a path not exported); finding one is an error.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs;
@@ -339,7 +345,13 @@ pub fn plan_book(root: &Path, files: &[String], answers: &Answers) -> Result<Boo
     for line in summary.lines() {
         for target in link_targets(line) {
             let page = format!("{src}/{target}");
-            if target.ends_with("-solution.md") && root.join(&page).is_file() {
+            let blank = || {
+                fs::read_to_string(root.join(&page))
+                    .ok()
+                    .and_then(|t| students_text(&t).ok())
+                    .is_some_and(|t| t.trim().is_empty())
+            };
+            if root.join(&page).is_file() && (target.ends_with("-solution.md") || blank()) {
                 left_out.insert(target.to_owned());
             }
         }
@@ -353,19 +365,26 @@ pub fn plan_book(root: &Path, files: &[String], answers: &Answers) -> Result<Boo
     plan.changed.insert(summary_path.clone(), kept_summary);
     let mut errors = Vec::new();
     for f in files.iter().filter(|f| f.ends_with(".md")) {
-        let Some(name) = f.strip_prefix(&format!("{src}/")) else {
-            continue;
-        };
-        if gone.contains(name) {
+        let name = f.strip_prefix(&format!("{src}/"));
+        if name.is_some_and(|name| gone.contains(name)) {
             plan.left_out.push(f.clone());
             continue;
         }
         if *f == summary_path {
             continue;
         }
-        let Ok(text) = fs::read_to_string(root.join(f)) else {
+        let Ok(full) = fs::read_to_string(root.join(f)) else {
             continue;
         };
+        // Every markdown file as students get it (see [`students_text`]);
+        // only the book's pages have includes and links to pages left out.
+        let text = students_text(&full).map_err(|e| anyhow::anyhow!("{f}: {e}"))?;
+        if name.is_none() {
+            if text != full {
+                plan.changed.insert(f.clone(), text);
+            }
+            continue;
+        }
         for inc in includes(&text) {
             if let Some(file) = left_out_include(f, &inc) {
                 plan.extra.insert(file);
@@ -380,7 +399,7 @@ pub fn plan_book(root: &Path, files: &[String], answers: &Answers) -> Result<Boo
             }
         }
         let new = unlink(&text, &gone);
-        if new != text {
+        if new != full {
             plan.changed.insert(f.clone(), new);
         }
     }
@@ -556,7 +575,7 @@ pub fn export(
         );
     }
     say(&format!(
-        "export: audit: no marker and no line of an answer in {}",
+        "export: audit: no marker, no line of an answer and no text about one in {}",
         dir.display()
     ));
     Ok(done)
@@ -636,7 +655,8 @@ pub fn distinctive_lines(
 }
 
 /// What of an answer the tree at `dir` holds: each marker line and each
-/// line that [`distinctive_lines`] finds, as `path:line: what`.
+/// line that [`distinctive_lines`] finds, and what [`text_findings`] finds
+/// in its text, as `path:line: what`.
 pub fn audit(
     root: &Path,
     files: &[String],
@@ -664,8 +684,181 @@ pub fn audit(
                 ));
             }
         }
+        found.extend(text_findings(&rel, &text, &|p| {
+            if dir.join(p).exists() {
+                Some(true)
+            } else {
+                root.join(p).exists().then_some(false)
+            }
+        }));
     }
     Ok(found)
+}
+
+/// Opens a region of a markdown file that only the full course has: the
+/// lines from it to [`COURSE_ONLY_END`] (both markers included) are not
+/// exported. Both are HTML comments, so the full book shows what is between.
+pub const COURSE_ONLY: &str = "<!-- course-only -->";
+/// Closes a [`COURSE_ONLY`] region.
+pub const COURSE_ONLY_END: &str = "<!-- end course-only -->";
+/// Opens an HTML comment, closed by a line `-->`, whose lines only the
+/// students' repository has: the export drops the two comment lines and
+/// keeps those between (invisible in the full book, shown in theirs).
+pub const STUDENTS_ONLY: &str = "<!-- students-only";
+
+/// A markdown file's text as the students' repository has it: without its
+/// [`COURSE_ONLY`] regions, with its [`STUDENTS_ONLY`] comments' lines.
+/// Each marker is a line of its own; one left open, or one inside another,
+/// is an error naming its line.
+pub fn students_text(text: &str) -> Result<String, String> {
+    #[derive(PartialEq)]
+    enum In {
+        Both,
+        Course(usize),
+        Students(usize),
+    }
+    let mut state = In::Both;
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let t = line.trim();
+        let marker = t == COURSE_ONLY || t == COURSE_ONLY_END || t.starts_with(STUDENTS_ONLY);
+        match state {
+            In::Both if t == COURSE_ONLY => state = In::Course(i + 1),
+            In::Both if t == STUDENTS_ONLY => state = In::Students(i + 1),
+            In::Both if marker => {
+                return Err(format!(
+                    "line {}: {t} out of place (`{COURSE_ONLY}` ... `{COURSE_ONLY_END}`, or \
+                     `{STUDENTS_ONLY}` alone on its line ... `-->`)",
+                    i + 1
+                ))
+            }
+            In::Both => out.push_str(line),
+            In::Course(_) if t == COURSE_ONLY_END => state = In::Both,
+            In::Students(_) if t == "-->" => state = In::Both,
+            In::Course(open) | In::Students(open) if marker || t.contains("-->") => {
+                return Err(format!(
+                    "line {}: {t} inside the region opened at line {open}",
+                    i + 1
+                ))
+            }
+            In::Course(_) => {}
+            In::Students(_) => out.push_str(line),
+        }
+    }
+    match state {
+        In::Both => Ok(out),
+        In::Course(open) | In::Students(open) => Err(format!("line {open}: a region never closed")),
+    }
+}
+
+/// The `lab.toml` keys the checker reads that name a solution: a line
+/// setting one is not text for students.
+const SOLUTION_KEYS: [&str; 2] = ["host_solution", "solution_dir"];
+
+/// What of the exported file `rel` students read as text: every line of a
+/// markdown file and of a `lab.toml` (its hints) but the [`SOLUTION_KEYS`],
+/// the comments of the labs' and drivers' sources, `Kbuild`s, `Makefile`s
+/// and manifests, and of the top `Cargo.toml`; `None` for the rest (the
+/// checker's sources and the top `Makefile` are tooling that handles
+/// `--solution` in both repositories).
+fn reader_text(rel: &str, line: &str) -> Option<String> {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let comment = |mark: &str| line.find(mark).map(|i| line[i..].to_owned());
+    if rel.ends_with(".md") {
+        return Some(line.to_owned());
+    }
+    if name == "lab.toml" {
+        let key = line.split('=').next().unwrap_or("").trim();
+        return (!SOLUTION_KEYS.contains(&key)).then(|| line.to_owned());
+    }
+    if rel == "Cargo.toml" {
+        return comment("#");
+    }
+    if !(under(rel, "labs") || under(rel, "drivers")) {
+        return None;
+    }
+    if name.ends_with(".rs") {
+        comment("//")
+    } else if name == "Kbuild" || name == "Makefile" || name.ends_with(".toml") {
+        comment("#")
+    } else {
+        None
+    }
+}
+
+/// Whether `text` mentions what the students' repository does not have:
+/// `SOLUTION=1`, a `solution/` folder, or a solution page.
+fn mentions_solution(text: &str) -> Option<&'static str> {
+    let lower = text.to_lowercase();
+    let folder = lower
+        .match_indices("solution")
+        .any(|(i, w)| lower[..i].ends_with('/') || lower[i + w.len()..].starts_with('/'));
+    if lower.contains("solution=1") {
+        Some("`SOLUTION=1`, refused in the students' repository")
+    } else if folder {
+        Some("a solution folder, not in the students' repository")
+    } else if lower.contains("solution page") || lower.contains("-solution.md") {
+        Some("a solution page, not in the students' book")
+    } else {
+        None
+    }
+}
+
+/// The spans of `text` between backquotes, and its markdown links'
+/// targets, that look like a path: no space, a `/`, not absolute, not a
+/// URL, no pattern; a `:line` suffix dropped.
+fn path_like(text: &str) -> Vec<&str> {
+    let quoted = text.split('`').skip(1).step_by(2);
+    let linked = link_targets(text);
+    quoted
+        .chain(linked)
+        .map(|p| {
+            let p = p.split('#').next().unwrap_or("");
+            let p = p.trim_end_matches(|c: char| c.is_ascii_digit() || c == ':');
+            p.trim_end_matches('/')
+        })
+        .filter(|p| {
+            p.contains('/')
+                && !p.starts_with('/')
+                && !p.contains("://")
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '-' | '_'))
+        })
+        .collect()
+}
+
+/// What a reader of the exported file `rel` would look for in vain: each
+/// line of its text (see [`reader_text`]) that [`mentions_solution`], or
+/// that names a path which, from the file's folder or one above it,
+/// `exists` says is in the full course (`Some(false)`) and in the export
+/// nowhere (never `Some(true)`); as `path:line: what`.
+pub fn text_findings(rel: &str, text: &str, exists: &dyn Fn(&str) -> Option<bool>) -> Vec<String> {
+    let folders: Vec<&Path> = Path::new(rel).ancestors().skip(1).collect();
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some(read) = reader_text(rel, line) else {
+            continue;
+        };
+        if let Some(what) = mentions_solution(&read) {
+            found.push(format!("{rel}:{}: names {what}: {}", i + 1, line.trim()));
+            continue;
+        }
+        for path in path_like(&read) {
+            let seen: Vec<Option<bool>> = folders
+                .iter()
+                .map(|f| lexical(&f.join(path)))
+                .filter(|p| !p.starts_with(".."))
+                .map(|p| exists(&p.to_string_lossy()))
+                .collect();
+            if !seen.contains(&Some(true)) && seen.contains(&Some(false)) {
+                found.push(format!(
+                    "{rel}:{}: names `{path}`, which the export does not hold",
+                    i + 1
+                ));
+            }
+        }
+    }
+    found
 }
 
 /// Every file under `dir/rel` but `.git` and `target/`.
@@ -746,13 +939,20 @@ mod tests {
             (
                 "book/src/SUMMARY.md",
                 "# Summary\n\n- [First](first.md)\n  - [Solution](first-solution.md)\n\
-                 - [Binder](binder.md)\n  - [Answer](binder-solution.md)\n[Teach](teach.md)\n",
+                 - [Binder](binder.md)\n  - [Answer](binder-solution.md)\n[Teach](teach.md)\n[More](teach-more.md)\n",
             ),
             (
                 "book/src/first.md",
-                "# First\n\nSee the [solution page](first-solution.md#top) after it, \
-                 or [Binder](binder.md).\n",
+                "# First\n\n<!-- course-only -->\nSee the [solution page](first-solution.md#top) \
+                 after it.\n<!-- end course-only -->\n<!-- students-only\nAsk your instructor.\n\
+                 -->\nOr [Binder](binder.md).\n",
             ),
+            (
+                "README.md",
+                "# Course\n<!-- course-only -->\n`make lab-01 SOLUTION=1`\n<!-- end course-only -->\n",
+            ),
+            // A page with nothing for students goes like a solution page.
+            ("book/src/teach-more.md", "<!-- course-only -->\n# More\n<!-- end course-only -->\n"),
             (
                 "book/src/first-solution.md",
                 "{{#include ../../labs/lab-01/solution/src/lib.rs}}\n",
@@ -827,12 +1027,17 @@ mod tests {
         let plan = plan_book(root, &files, &answers).unwrap();
         assert_eq!(
             plan.left_out,
-            ["book/src/binder-solution.md", "book/src/first-solution.md"]
+            [
+                "book/src/binder-solution.md",
+                "book/src/first-solution.md",
+                "book/src/teach-more.md"
+            ]
         );
         assert_eq!(
             plan.changed["book/src/SUMMARY.md"],
             "# Summary\n\n- [First](first.md)\n- [Binder](binder.md)\n[Teach](teach.md)\n"
         );
+        assert_eq!(plan.changed["README.md"], "# Course\n");
         // What a chapter shows of the checker's tests goes with it.
         assert_eq!(
             plan.extra,
@@ -840,8 +1045,81 @@ mod tests {
         );
         assert_eq!(
             plan.changed["book/src/first.md"],
-            "# First\n\nSee the solution page after it, or [Binder](binder.md).\n"
+            "# First\n\nAsk your instructor.\nOr [Binder](binder.md).\n"
         );
+    }
+
+    #[test]
+    fn text_for_one_repository_only() {
+        let full = "a\n<!-- course-only -->\nb\n  <!-- end course-only -->\nc\n\
+                    <!-- students-only\nd\n\ne\n-->\nf";
+        assert_eq!(students_text(full).unwrap(), "a\nc\nd\n\ne\nf");
+        assert_eq!(students_text("x\n").unwrap(), "x\n");
+        for (bad, what) in [
+            (
+                "a\n<!-- course-only -->\nb\n",
+                "line 2: a region never closed",
+            ),
+            (
+                "<!-- end course-only -->\n",
+                "line 1: <!-- end course-only --> out of place",
+            ),
+            (
+                "<!-- students-only\n<!-- course-only -->\n-->\n",
+                "line 2: <!-- course-only --> inside the region opened at line 1",
+            ),
+            (
+                "<!-- students-only: x -->\n",
+                "line 1: <!-- students-only: x --> out of place",
+            ),
+        ] {
+            let err = students_text(bad).unwrap_err();
+            assert!(err.starts_with(what), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_audit_reads_the_text_students_read() {
+        // In the export: lab.toml, src/lib.rs and the book; in the course
+        // only: the solution and the checker's tests.
+        let exists = |p: &str| match p {
+            "labs/lab-01/lab.toml" | "labs/lab-01/src/lib.rs" | "book/src/x.md" => Some(true),
+            "labs/lab-01/solution/src/lib.rs" | "checker/tests/tidy.rs" => Some(false),
+            _ => None,
+        };
+        let findings = |rel: &str, text: &str| text_findings(rel, text, &exists);
+        let md = "Run `make lab-01 SOLUTION=1`.\nSee labs/lab-01/solution.\n\
+                  The solution page says.\n`checker/tests/tidy.rs` and `src/lib.rs`, \
+                  `labs/lab-01/lab.toml:3`, `target/x/y`, `/lab/hello.ko`.\n\
+                  [tidy](../../checker/tests/tidy.rs) [ok](x.md)\nThe reference solution's run.\n";
+        assert_eq!(
+            findings("labs/lab-01/README.md", md),
+            [
+                "labs/lab-01/README.md:1: names `SOLUTION=1`, refused in the students' repository: Run `make lab-01 SOLUTION=1`.",
+                "labs/lab-01/README.md:2: names a solution folder, not in the students' repository: See labs/lab-01/solution.",
+                "labs/lab-01/README.md:3: names a solution page, not in the students' book: The solution page says.",
+                "labs/lab-01/README.md:4: names `checker/tests/tidy.rs`, which the export does not hold",
+                "labs/lab-01/README.md:5: names `../../checker/tests/tidy.rs`, which the export does not hold",
+            ]
+        );
+        assert_eq!(
+            findings("book/src/x.md", "[tidy](../../checker/tests/tidy.rs) [ok](x.md)\n"),
+            ["book/src/x.md:1: names `../../checker/tests/tidy.rs`, which the export does not hold"]
+        );
+        // A lab's sources: comments only; lab.toml: all but the keys.
+        let rs = "let solution_path = \"solution/\"; // ok\n// see `../solution/src/lib.rs`\n\
+                  // `src/lib.rs` and `solutions/src/lib.rs`\n";
+        assert_eq!(
+            findings("labs/lab-01/src/lib.rs", rs),
+            [
+                "labs/lab-01/src/lib.rs:2: names a solution folder, not in the students' repository: // see `../solution/src/lib.rs`"
+            ]
+        );
+        let toml = "host_solution = \"make SOLUTION=1\"\nsolution_dir = \"../x/\"\n\
+                    hint = \"make lab-01 SOLUTION=1\"\n";
+        assert_eq!(findings("labs/lab-01/lab.toml", toml).len(), 1);
+        // The checker's own sources are not read as text.
+        assert!(findings("checker/src/run/mod.rs", "// SOLUTION=1\n").is_empty());
     }
 
     #[test]
