@@ -2,8 +2,10 @@
 //! The RFC's semaphore sample: a misc device `/dev/rust_semaphore`.
 // TODO-ELSE
 // //! Lab 08: the RFC's semaphore sample, a misc device `/dev/rust_semaphore`.
-// //! Complete `consume` (the blocking part of read) and `ioctl` (the
-// //! `TODO`s); the reference solution is `drivers/semaphore/src/lib.rs`.
+// //! Complete `consume` (the blocking part of read), `poll` and `ioctl`
+// //! (the three `TODO`s). The reference solution is the finished driver,
+// //! `drivers/semaphore/src/lib.rs` of the instructor's repository; in the
+// //! students' repository that file has the same `TODO`s as this one.
 // TODO-END
 //!
 //! A write of `n` bytes adds `n` to the count; a read blocks until the

@@ -1,6 +1,7 @@
 //! Lab 02: the module `credits`, declared with the `module!` macro that you
 //! complete in `macro/src/strings.rs`. Nothing to change in this file: the
-//! reference solution builds this same file with the reference macro.
+//! reference solution (the instructor's repository) builds this same file
+//! with the reference macro.
 
 #![no_std]
 

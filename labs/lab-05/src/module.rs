@@ -1,7 +1,7 @@
-// The module itself, shared by the exercise (`src/lib.rs`) and the
-// reference solution (`solution/src/lib.rs`), which both `include!` it after
-// declaring their own `mutex` module. This file is complete: your work is
-// in `src/mutex.rs`.
+// The module itself, shared by the exercise (`src/lib.rs`) and the reference
+// solution (its `lib.rs`, in the instructor's repository), which both
+// `include!` it after declaring their own `mutex` module. This file is
+// complete: your work is in `src/mutex.rs`.
 
 use core::sync::atomic::AtomicU64;
 use core::sync::atomic::Ordering::Relaxed;

@@ -1,7 +1,7 @@
-// The module itself, shared by the exercise (`src/lib.rs`) and the
-// reference solution (`solution/src/lib.rs`), which both `include!` it after
-// declaring their own `condvar` module. This file is complete: your work is
-// in `src/condvar.rs`.
+// The module itself, shared by the exercise (`src/lib.rs`) and the reference
+// solution (its `lib.rs`, in the instructor's repository), which both
+// `include!` it after declaring their own `condvar` module. This file is
+// complete: your work is in `src/condvar.rs`.
 
 use core::pin::Pin;
 

@@ -1,7 +1,8 @@
-// The module itself, shared by the exercise (`src/lib.rs`) and the
-// reference solution (`solution/src/lib.rs`), which both `include!` it after
-// declaring their own `completion` module. This file is complete and safe:
-// every `unsafe` of the lab is in `src/completion.rs`, your work.
+// The module itself, shared by the exercise (`src/lib.rs`) and the reference
+// solution (its `lib.rs`, in the instructor's repository), which both
+// `include!` it after declaring their own `completion` module. This file is
+// complete and safe: every `unsafe` of the lab is in `src/completion.rs`,
+// your work.
 
 use core::sync::atomic::AtomicU64;
 use core::sync::atomic::Ordering::Relaxed;

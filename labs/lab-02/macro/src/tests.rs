@@ -1,5 +1,6 @@
 //! The tests that grade the lab: `cargo test -p lab-02-macro`. Given: do not
-//! change them (the reference solution runs the same file).
+//! change them (the reference solution, in the instructor's repository,
+//! runs the same file).
 //!
 //! Each test expands one input. The snapshot is the expansion, formatted,
 //! or every error with the line and column (both from 1) where it points.
