@@ -45,7 +45,8 @@ impl kernel::Module for Hello {
         // the number of names and the bytes they have in all. The lines for
         // the default names are in `expected/02-load.txt`; the checker also
         // loads the module with names of its own, drawn anew on every run,
-        // and the lines must follow. Count every greeting in `greetings`.
+        // and the lines must follow. Count every greeting in `greetings`:
+        // the opening line and each name's line (not the summary).
         let _ = who;
         Ok(Hello { greetings: 0 })
     }

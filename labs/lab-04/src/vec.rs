@@ -47,10 +47,12 @@ impl<T> LabVec<T> {
 
     // ANCHOR: reserve
     // ANCHOR: todo
-    /// Makes room for at least `additional` more values. When it has to
-    /// grow, the capacity at least doubles, starting at 4. A size that
-    /// overflows is `ENOMEM`, like one that does not fit in memory. On
-    /// failure the vector is unchanged.
+    /// Makes room for at least `additional` more values. When they do not
+    /// fit, the new capacity is the largest of three: what is needed
+    /// (`len + additional`), twice the capacity, and 4; exactly that, as
+    /// the expected capacities show. A size that overflows is `ENOMEM`,
+    /// like one that does not fit in memory. On failure the vector is
+    /// unchanged.
     pub(crate) fn reserve(&mut self, additional: usize, flags: Flags) -> Result {
         // TODO: grow the buffer (`self.buf.grow_to`) only when what is
         // needed does not fit, as the comment above says.
