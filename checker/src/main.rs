@@ -493,7 +493,7 @@ fn export_course(
         println!("{line}")
     })?;
     println!(
-        "export-course: {} ({} files, {:.1} MB, {} in skeleton form, {} solution pages left out, \
+        "export-course: {} ({} files, {:.1} MB, {} in skeleton form, {} book pages left out, \
          reference modules of {} labs) in {:.1} s; `git init` it and push it as the students' \
          starter repository",
         dir.display(),

@@ -522,7 +522,7 @@ pub fn export(
     }
     done.pages_left_out = book.left_out.clone();
     say(&format!(
-        "export: the book without its {} solution pages",
+        "export: the book without {} pages (its solution pages, and any with nothing for students)",
         book.left_out.len()
     ));
     fs::write(
@@ -685,10 +685,15 @@ pub fn audit(
             }
         }
         found.extend(text_findings(&rel, &text, &|p| {
+            let folder = format!("{p}/");
             if dir.join(p).exists() {
                 Some(true)
             } else {
-                root.join(p).exists().then_some(false)
+                // A file the course tracks, or a folder of one (not build output).
+                let under = files.get(files.partition_point(|f| *f < folder));
+                (files.binary_search_by(|f| f.as_str().cmp(p)).is_ok()
+                    || under.is_some_and(|f| f.starts_with(&folder)))
+                .then_some(false)
             }
         }));
     }
@@ -735,7 +740,14 @@ pub fn students_text(text: &str) -> Result<String, String> {
             In::Both => out.push_str(line),
             In::Course(_) if t == COURSE_ONLY_END => state = In::Both,
             In::Students(_) if t == "-->" => state = In::Both,
-            In::Course(open) | In::Students(open) if marker || t.contains("-->") => {
+            In::Course(open) | In::Students(open) if marker => {
+                return Err(format!(
+                    "line {}: {t} inside the region opened at line {open}",
+                    i + 1
+                ))
+            }
+            // It would end the comment early in the full book.
+            In::Students(open) if t.contains("-->") => {
                 return Err(format!(
                     "line {}: {t} inside the region opened at line {open}",
                     i + 1
@@ -1217,9 +1229,19 @@ mod tests {
             "x\n  let offset = self.free_by_size.lower_bound(size)?;\n    // TODO-END\n",
         )
         .unwrap();
+        // Text: a path the course tracks and the export does not hold (not
+        // build output, which the course does not track either).
+        fs::create_dir_all(d.path().join("target/debug")).unwrap();
+        fs::write(d.path().join("target/debug/x"), "").unwrap();
+        fs::write(
+            dir.join("labs/lab-01/README.md"),
+            "See `checker/tests/other.txt`, `checker/tests`, `target/debug/x`.\n",
+        )
+        .unwrap();
         assert_eq!(
             audit_of(),
             [
+                "labs/lab-01/README.md:1: names `checker/tests/other.txt`, which the export does not hold",
                 "labs/lab-01/src/lib.rs:1: a line of an answer: pr_info!(\"Hello from the answer, world\");",
                 "notes.txt:2: a line of an answer: let offset = self.free_by_size.lower_bound(size)?;",
                 "notes.txt:3: a TODO marker",
