@@ -2,7 +2,8 @@
 # installs what is missing first; see README.md.
 #
 #   make lab-01               build, boot and grade your lab 01
-#   make lab-01 SOLUTION=1    the same for the reference solution
+#   make lab-01 SOLUTION=1    the same for the reference solution (the instructor's
+#                             repository; the students' export refuses it)
 #   make lab-04 KERNEL=debug  the same on the debug kernel (KASAN, lockdep, ...)
 #   make lab-04 GUEST=6.12    the same on Linux 6.12 (default 6.1; downloaded once)
 #   make lab-04 SEED=42       draw the random steps' inputs from seed 42 again

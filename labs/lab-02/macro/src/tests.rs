@@ -197,7 +197,8 @@ fn missing_field() {
 }
 
 /// The source files of this crate, and of the exercise's crate when these
-/// tests run for the reference solution, without this file.
+/// tests run for the reference solution (in the instructor's repository),
+/// without this file.
 fn sources() -> Vec<PathBuf> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let lab = manifest
