@@ -67,6 +67,10 @@ pub const LEFT_OUT: [&str; 4] = [
     "checker/tests",
 ];
 
+/// The book's size tables (`make sizes`, `book/src/generated/`), which an
+/// export takes from the course as they are.
+pub const SIZE_TABLES: [&str; 3] = ["sizes.md", "binder-sizes.md", "nvme-sizes.md"];
+
 /// What to export.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -537,6 +541,18 @@ pub fn export(
         "# The reference modules the differential steps load (checker export-course)\n\
          !/references/*/*/*.ko\n",
     );
+    // The book's size tables measure the finished drivers, which the
+    // export holds as skeletons: it keeps the course's (`make sizes` there
+    // leaves them).
+    let generated = Path::new("book/src/generated");
+    for table in SIZE_TABLES {
+        let from = root.join(generated).join(table);
+        if from.is_file() {
+            fs::create_dir_all(dir.join(generated))?;
+            fs::copy(&from, dir.join(generated).join(table))?;
+            ignore.push_str(&format!("!/book/src/generated/{table}\n"));
+        }
+    }
     fs::write(&gitignore, ignore)?;
     for tc in kernels {
         for lab in course.values().filter(|l| l.has_differential()) {
@@ -1195,6 +1211,24 @@ mod tests {
         assert!(fs::read_to_string(dir.join(".gitignore"))
             .unwrap()
             .contains("!/references/*/*/*.ko"));
+    }
+
+    /// The size tables of the finished drivers go with the export, tracked.
+    #[test]
+    fn the_export_keeps_the_course_size_tables() {
+        let d = course(&[]);
+        let generated = d.path().join("book/src/generated");
+        fs::create_dir_all(&generated).unwrap();
+        fs::write(generated.join("sizes.md"), "| module | bytes |\n").unwrap();
+        let (out, _) = export_of(d.path());
+        let dir = out.path().join("students");
+        assert_eq!(
+            fs::read_to_string(dir.join("book/src/generated/sizes.md")).unwrap(),
+            "| module | bytes |\n"
+        );
+        assert!(!dir.join("book/src/generated/nvme-sizes.md").exists());
+        let ignore = fs::read_to_string(dir.join(".gitignore")).unwrap();
+        assert!(ignore.contains("!/book/src/generated/sizes.md"), "{ignore}");
     }
 
     /// The checker loads a lab there without its solution folder, and
