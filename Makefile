@@ -68,7 +68,7 @@ gdb-check:
 # `make shell-01`, scripted: the shell loads lab 01's module, shows its
 # greeting and exits, which must end the guest.
 shell-check:
-	@printf 'insmod /lab/hello.ko && dmesg | grep -c "Hello" | sed "s/^/shell-check: greetings /"\nrmmod hello && echo shell-check: unloaded\nexit\n' >target/shell-check.sh
+	@mkdir -p target && printf 'insmod /lab/hello.ko && dmesg | grep -c "Hello" | sed "s/^/shell-check: greetings /"\nrmmod hello && echo shell-check: unloaded\nexit\n' >target/shell-check.sh
 	$(CHECKER) shell lab-01 --solution --limit 300 --script target/shell-check.sh | tee target/shell-check.log
 	@grep -q '^shell-check: greetings [1-9]' target/shell-check.log && grep -q '^shell-check: unloaded' target/shell-check.log && \
 		echo "shell-check: the guest's shell ran the script and powered off"
