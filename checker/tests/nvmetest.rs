@@ -101,6 +101,34 @@ fn nvmetest_and_the_host_agree() {
     );
     assert_eq!(status, 1, "{out}");
     assert!(out.contains("sectors are not what the plan says"), "{out}");
+    // One write of the size and buffer offset asked for: 9 sectors from
+    // 512 bytes into a page span 2 pages.
+    let (status, out) = run(
+        &bin,
+        &[
+            "write-at",
+            img,
+            "--lba",
+            "16",
+            "--sectors",
+            "9",
+            "--offset",
+            "512",
+            "--gen",
+            "4",
+        ],
+    );
+    assert_eq!(
+        (status, out.as_str()),
+        (
+            0,
+            "write of 9 sectors at LBA 16, buffer at 512 in its page (2 pages): written\n"
+        )
+    );
+    assert_eq!(
+        vm::disk::scan(&image, 3).unwrap().generations.get(&4),
+        Some(&9)
+    );
     // A torn sector is found by both.
     let mut data = std::fs::read(&image).unwrap();
     data[4096 + 200] ^= 1;

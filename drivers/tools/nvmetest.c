@@ -23,6 +23,13 @@
  *                                       every sector of that plan must be
  *                                       of generation G, every other one of
  *                                       an older generation
+ *   nvmetest write-at DEV --lba S --sectors N --offset B [--gen G]
+ *                                       one write of N sectors at LBA S
+ *                                       from a buffer B bytes into its page
+ *                                       (on 2 MiB pages where the kernel
+ *                                       has them): it says how many pages
+ *                                       the data spans and how the write
+ *                                       ended, the exit status too
  *   nvmetest inflight DEV --seconds T [--ioctl-after]
  *                                       reads from four threads until T
  *                                       seconds pass or I/O fails (a driver
@@ -643,6 +650,39 @@ static int cmd_verify(const char *path, struct plan *p)
 	return bad || s.wrong;
 }
 
+/*
+ * One write of `sectors` at `lba` from a buffer `offset` bytes into its
+ * page: the exact transfer a step wants (a write plan draws its sizes and
+ * offsets). Its sectors become the pattern sectors of generation `gen`.
+ */
+static int cmd_write_at(const char *path, uint64_t lba, uint64_t sectors, uint64_t offset,
+			uint32_t gen)
+{
+	struct dev d = open_dev(path, O_RDWR);
+	uint64_t seed = image_seed(&d);
+	size_t len = sectors * SECTOR;
+	uint64_t pages = (offset + len + PAGE - 1) / PAGE;
+	uint8_t *buf;
+
+	if (!sectors || offset >= PAGE || lba + sectors > d.sectors ||
+	    (lba | sectors) % (d.lbs / SECTOR))
+		usage();
+	buf = huge(len + PAGE);
+	for (uint64_t s = 0; s < sectors; s++)
+		pattern_sector(seed, lba + s, gen, buf + offset + s * SECTOR);
+	printf("write of %llu sectors at LBA %llu, buffer at %llu in its page (%llu pages): ",
+	       (unsigned long long)sectors, (unsigned long long)lba,
+	       (unsigned long long)offset, (unsigned long long)pages);
+	if (pwrite(d.fd, buf + offset, len, lba * SECTOR) != (ssize_t)len) {
+		printf("%s\n", errname(errno ? errno : EIO));
+		return 1;
+	}
+	if (fsync(d.fd))
+		die("fsync");
+	printf("written\n");
+	return 0;
+}
+
 /* ---- inflight ---- */
 
 struct reader {
@@ -1227,7 +1267,7 @@ static int cmd_hostile(const char *dev)
 
 static void usage(void)
 {
-	printf("usage: nvmetest hash|check|write|verify|inflight|bench|wait|limits|discard|ioctl|hostile DEV ... | bind DRIVER [DEV] | unbind\n");
+	printf("usage: nvmetest hash|check|write|verify|write-at|inflight|bench|wait|limits|discard|ioctl|hostile DEV ... | bind DRIVER [DEV] | unbind\n");
 	exit(2);
 }
 
@@ -1271,6 +1311,9 @@ int main(int argc, char **argv)
 		close(d.fd);
 		return !strcmp(cmd, "write") ? cmd_write(dev, &p) : cmd_verify(dev, &p);
 	}
+	if (!strcmp(cmd, "write-at") && opt(argc, argv, "--lba") && opt(argc, argv, "--sectors"))
+		return cmd_write_at(dev, num(argc, argv, "--lba", 0), num(argc, argv, "--sectors", 0),
+				    num(argc, argv, "--offset", 0), num(argc, argv, "--gen", 1));
 	if (!strcmp(cmd, "inflight"))
 		return cmd_inflight(dev, seconds(argc, argv, 10), flag(argc, argv, "--ioctl-after"));
 	if (!strcmp(cmd, "limits"))

@@ -181,9 +181,20 @@ impl mq::Operations for NvmeOps {
         queue.ring();
     }
 
-    fn complete(_ns: &NsData, mut rq: Request<Self>) {
+    fn complete(ns: &NsData, mut rq: Request<Self>) {
         release(&mut rq);
         let status = rq.data().status;
+        if status != 0 {
+            // What the controller refused, as C's nvme_log_error says it
+            // (a request `queue_rq` failed itself never gets here).
+            pr_warn!(
+                "{}: {:?} of sector {}: status {:#x}\n",
+                ns.shared.admin.name(),
+                rq.op(),
+                rq.sector(),
+                status
+            );
+        }
         rq.end(if status == 0 { Ok(()) } else { Err(EIO) });
     }
 
