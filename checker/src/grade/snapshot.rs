@@ -20,8 +20,10 @@
 //!   out-of-tree unsigned module causes
 //!   ([`console::ROUTINE_MODULE_LINES`]) are dropped;
 //! - output and kernel log: hexadecimal addresses (`0x` followed by 8 or more
-//!   hex digits, or a bare 16-hex-digit word) become `0x<ADDR>`; a `\r`
-//!   before a newline (added by the serial line) is removed.
+//!   hex digits, or a bare 16-hex-digit word) become `0x<ADDR>`; a
+//!   device's `firmware '...'` becomes `firmware '<VERSION>'` (QEMU's
+//!   emulated devices report QEMU's version, the host's); a `\r` before a
+//!   newline (added by the serial line) is removed.
 //!
 //! A host step (see [`crate::spec::lab`]) has no kernel log, and its output is
 //! reduced to what the test harness concluded, by [`test_summary`]:
@@ -148,7 +150,29 @@ fn push_body(s: &mut String, body: &str) {
 
 /// Normalises a command's output: addresses, `\r\n`.
 pub fn normalise_output(output: &str) -> String {
-    normalise_addresses(&output.replace("\r\n", "\n"))
+    normalise_firmware(&normalise_addresses(&output.replace("\r\n", "\n")))
+}
+
+/// Replaces the text of each `firmware '...'` by `<VERSION>`: what QEMU's
+/// emulated devices report there is the host's QEMU version.
+pub fn normalise_firmware(text: &str) -> String {
+    const KEY: &str = "firmware '";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(KEY) {
+        let value = &rest[at + KEY.len()..];
+        let Some(end) = value
+            .find(['\'', '\n'])
+            .filter(|&e| value[e..].starts_with('\''))
+        else {
+            break;
+        };
+        out.push_str(&rest[..at + KEY.len()]);
+        out.push_str("<VERSION>");
+        rest = &value[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Keeps the lab's module lines and crash lines of a step's kernel log,
@@ -165,7 +189,7 @@ pub fn filter_kmsg(kmsg: &str, modules: &[String]) -> String {
             None => console::Finding::in_line(line).is_some(),
         };
         if keep {
-            out.push_str(&normalise_addresses(line));
+            out.push_str(&normalise_firmware(&normalise_addresses(line)));
             out.push('\n');
         }
     }
@@ -280,6 +304,24 @@ mod tests {
                 hello: RSP: 0x<ADDR> and 0x<ADDR>
             "#]],
         );
+    }
+
+    #[test]
+    fn firmware_versions() {
+        let check = |input: &str, expect: Expect| expect.assert_eq(&normalise_firmware(input));
+        check(
+            "model 'QEMU NVMe Ctrl', serial 'lab11', firmware '7.2.22', max transfer 4096 KiB",
+            expect!["model 'QEMU NVMe Ctrl', serial 'lab11', firmware '<VERSION>', max transfer 4096 KiB"],
+        );
+        check(
+            "firmware '10.0.2' and firmware '1.0'",
+            expect!["firmware '<VERSION>' and firmware '<VERSION>'"],
+        );
+        check(
+            "firmware 'unclosed\nnext",
+            expect!["firmware 'unclosed\nnext"],
+        );
+        check("no firmware here", expect!["no firmware here"]);
     }
 
     #[test]
