@@ -366,6 +366,25 @@ fn shipped_reference_for(
     )
 }
 
+/// Whether the kernel crate has been built into the cargo target folder
+/// the workspace `root` builds modules into (`rust_target_dir`, the
+/// toolchain's `RUST_TARGET_DIR`, else `root/target`): a first build takes
+/// minutes, and says so.
+fn kernel_crate_built(root: &Path, rust_target_dir: Option<&Path>) -> bool {
+    let target = rust_target_dir.map_or_else(|| root.join("target"), Path::to_path_buf);
+    let deps = target
+        .join("x86_64-unknown-none")
+        .join("kernel")
+        .join("deps");
+    fs::read_dir(deps).is_ok_and(|entries| {
+        entries.filter_map(|e| e.ok()).any(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("libkernel-") && name.ends_with(".rlib")
+        })
+    })
+}
+
 /// The first line of `crash` when the kernel reported it before any step
 /// `started`: a crash of the guest kernel's own, not of the lab's code.
 fn boot_crash(started: bool, crash: Option<grade::Crash>) -> Option<String> {
@@ -670,6 +689,15 @@ impl LabRun<'_> {
         let build_log = self.work.join("build.log");
         if let Some(build) = gate::gate(lab, self.opts.solution, &build_log, out)? {
             return Ok(self.stopped(build, grade::all_build_failed(lab)));
+        }
+        if self
+            .root
+            .is_some_and(|r| !kernel_crate_built(r, self.tc.rust_target_dir.as_deref()))
+        {
+            out.event(&Event::Note {
+                text: "the kernel crate is built first for this kernel: a minute or two, once"
+                    .into(),
+            });
         }
         let root = self.root.unwrap_or(&lab.dir);
         let host_steps = run_host_steps(
@@ -1379,6 +1407,20 @@ mod tests {
         assert!(line.contains("Oops: int3"), "{line}");
         assert_eq!(boot_crash(true, crash), None, "a step had started");
         assert_eq!(boot_crash(false, None), None);
+    }
+
+    #[test]
+    fn a_built_kernel_crate_is_found() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(!kernel_crate_built(d.path(), None));
+        let deps = d.path().join("target/x86_64-unknown-none/kernel/deps");
+        fs::create_dir_all(&deps).unwrap();
+        fs::write(deps.join("libkernel-0123abcd.rmeta"), "").unwrap();
+        assert!(!kernel_crate_built(d.path(), None), "metadata only");
+        fs::write(deps.join("libkernel-0123abcd.rlib"), "").unwrap();
+        assert!(kernel_crate_built(d.path(), None));
+        let other = d.path().join("target/guest-6.12");
+        assert!(!kernel_crate_built(d.path(), Some(&other)));
     }
 
     #[test]
