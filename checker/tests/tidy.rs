@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use checker::spec::lab::{all_labs, all_samples, Lab};
+use checker::tools::guest::Linux;
+use clap::ValueEnum;
 
 use checker::tools::workspace::source_root as root;
 
@@ -89,6 +91,21 @@ fn assert_complete(dir: &Path, files: &[&str]) {
             lab.name,
             expected.display()
         );
+        // A step per kernel has a snapshot for every series `--guest` offers.
+        if step.per_kernel.is_some() {
+            for series in Linux::value_variants() {
+                let mut on = lab.clone();
+                on.config.kernel_series = Some(series.arg().into());
+                let expected = on.expected_path(index);
+                assert!(
+                    expected.is_file(),
+                    "{}: {} is missing (run it with --guest {} and UPDATE_EXPECT=1)",
+                    lab.name,
+                    expected.display(),
+                    series.arg()
+                );
+            }
+        }
     }
     let chapter = root().join("book/src").join(&lab.config.chapter);
     assert!(

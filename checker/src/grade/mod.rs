@@ -761,6 +761,42 @@ mod tests {
     }
 
     #[test]
+    fn a_per_kernel_step_is_graded_against_its_series_snapshot() {
+        let (dir, mut lab) = crate::testutil::lab_on_disk(
+            "title='t'\nchapter='c.md'\nmodules=['hello']\n\
+             [[step]]\nname='opt'\nrun='cat /sys/block/x/queue/optimal_io_size'\n\
+             per_kernel='6.12 leaves io_opt 0 when NOWS is 0'\n",
+        );
+        let snapshot = |n| {
+            format!("$ cat /sys/block/x/queue/optimal_io_size\nstatus: 0\n--- output\n{n}\n--- kernel log\n")
+        };
+        crate::testutil::write(
+            dir.path(),
+            &[
+                ("expected/01-opt.6.1.txt", &snapshot(512)),
+                ("expected/01-opt.6.12.txt", &snapshot(0)),
+            ],
+        );
+        let text = format!(
+            "{TOKEN} start 1 1.0\n{TOKEN} begin 1\n|0\n|\n{TOKEN} kmsg 1\n{TOKEN} end 1 0 1.25\n"
+        );
+        let status = |lab: &Lab| {
+            let g = &graded(lab, &text, false, false)[0];
+            format!(
+                "{} {:?}",
+                g.expected_path.file_name().unwrap().to_string_lossy(),
+                g.status
+            )
+        };
+        // The default series (6.1): its snapshot says 512.
+        expect!["01-opt.6.1.txt Failed(Mismatch)"].assert_eq(&status(&lab));
+        lab.config.kernel_series = Some("6.12".into());
+        expect!["01-opt.6.12.txt Passed"].assert_eq(&status(&lab));
+        lab.config.kernel_series = Some("6.18".into());
+        expect!["01-opt.6.18.txt Failed(MissingExpected)"].assert_eq(&status(&lab));
+    }
+
+    #[test]
     fn a_reported_problem_fails_its_step_and_skips_its_dependents() {
         let lab = crate::testutil::lab(
             "lab",

@@ -642,7 +642,9 @@ fn prepare<'a>(
 ) -> LabRun<'a> {
     let mut note = |text: String| out.event(&Event::Note { text });
     // Steps for the debug kernel (`kernel = "debug"`, `failslab`) run only there.
-    let lab = lab.for_kernel(tc.debug);
+    let mut lab = lab.for_kernel(tc.debug);
+    // `per_kernel` steps read (and UPDATE_EXPECT writes) this series' snapshots.
+    lab.config.kernel_series = crate::tools::guest::series_of(&tc.abi);
     if tc.debug {
         note(format!("kernel: the debug kernel ({})", tc.abi));
     } else if lab.debug_steps() == 0 {

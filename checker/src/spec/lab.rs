@@ -155,6 +155,7 @@ use serde::Deserialize;
 use crate::spec::devices::{DiskSpec, NvmeSpec};
 use crate::spec::files::{check_pattern, glob_matches, list_files, matching_files};
 use crate::spec::inputs::{Inputs, RandomSpec};
+use crate::tools::guest::Linux;
 
 /// Default time limit of a guest run, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
@@ -222,6 +223,12 @@ pub struct LabConfig {
     /// steps (`--extra`) are (see [`Lab::add_extra`]).
     #[serde(skip)]
     pub extra: Option<PathBuf>,
+    /// Not a `lab.toml` key: the series of this run's guest kernel
+    /// (`6.12`, see [`crate::tools::guest::series_of`]), whose snapshots
+    /// the `per_kernel` steps read; `None`: the default series (see
+    /// [`Lab::series`]).
+    #[serde(skip)]
+    pub kernel_series: Option<String>,
     /// The steps, in order: host steps first.
     #[serde(rename = "step")]
     pub steps: Vec<LabStep>,
@@ -282,6 +289,8 @@ impl Lab {
             config,
         };
         lab.check_student_files(&text)
+            .with_context(|| format!("invalid {}", file.display()))?;
+        check_snapshot_files(&dir.join("expected"), lab.config.steps.iter().enumerate())
             .with_context(|| format!("invalid {}", file.display()))?;
         Ok(lab)
     }
@@ -507,6 +516,11 @@ impl Lab {
                 file.display()
             )
         })?;
+        check_snapshot_files(
+            &dir.join("expected"),
+            config.steps[first..].iter().enumerate(),
+        )
+        .with_context(|| format!("invalid {}", file.display()))?;
         config.extra = Some(dir.join("expected"));
         self.config = config;
         Ok(n)
@@ -545,23 +559,90 @@ impl Lab {
         self.config.steps.iter().map(|s| s.points).sum()
     }
 
+    /// The kernel series whose snapshots the `per_kernel` steps read:
+    /// the run's (`kernel_series`), else the default guest's
+    /// ([`Linux::default`], the host's Debian kernel).
+    pub fn series(&self) -> &str {
+        match &self.config.kernel_series {
+            Some(series) => series,
+            None => Linux::default().arg(),
+        }
+    }
+
     /// The expected snapshot of step `index` (0-based): in the lab
-    /// folder's `expected/`, or in `expected_dir` when set.
+    /// folder's `expected/`, or in `expected_dir` when set; for a
+    /// `per_kernel` step, the one of [`Lab::series`]
+    /// (`expected/NN-name.6.12.txt`), which UPDATE_EXPECT writes there.
     pub fn expected_path(&self, index: usize) -> PathBuf {
         let step = &self.config.steps[index];
+        let series = self.series();
         if let (true, Some(dir)) = (step.extra, &self.config.extra) {
             let nth = self.config.steps[..index]
                 .iter()
                 .filter(|s| s.extra)
                 .count();
-            return dir.join(step.expected_file_name(nth));
+            return dir.join(step.snapshot_file_name(nth, series));
         }
         let dir = match &self.config.expected_dir {
             Some(dir) => dir.clone(),
             None => self.dir.join("expected"),
         };
-        dir.join(step.expected_file_name(index))
+        dir.join(step.snapshot_file_name(index, series))
     }
+}
+
+/// Refuses the snapshot files of `dir` (an `expected/` folder) that do not
+/// fit their steps, `steps` numbered from 0 as in `dir`: a per-kernel
+/// snapshot (`NN-name.6.12.txt`) of a step without `per_kernel`, whose
+/// `lab.toml` then says nothing of why the kernel matters; a plain
+/// `NN-name.txt` of a step with `per_kernel`, which no run reads; and a
+/// per-kernel one whose series is not `major.minor`. Files of no step
+/// are left alone. A folder that is not there has nothing to refuse.
+fn check_snapshot_files<'a>(
+    dir: &Path,
+    steps: impl Iterator<Item = (usize, &'a LabStep)>,
+) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let steps: Vec<(String, &LabStep)> = steps
+        .map(|(i, s)| (format!("{:02}-{}", i + 1, s.name), s))
+        .collect();
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for name in names {
+        let Some(stem) = name.strip_suffix(".txt") else {
+            continue;
+        };
+        let (base, series) = match stem.split_once('.') {
+            Some((base, series)) => (base, Some(series)),
+            None => (stem, None),
+        };
+        let Some((_, step)) = steps.iter().find(|(b, _)| b == base) else {
+            continue;
+        };
+        match (series, &step.per_kernel) {
+            (Some(series), None) => bail!(
+                "expected/{name} is a snapshot for kernel {series}, but step {base} has no \
+                 `per_kernel = \"why\"`: a step's output is the same on every kernel (one \
+                 {base}.txt; normalise what is noise) unless the kernel really behaves \
+                 differently, which `per_kernel` says, and why"
+            ),
+            (None, Some(_)) => bail!(
+                "expected/{name}: step {base} is `per_kernel`: its snapshots are \
+                 {base}.<series>.txt, one per kernel series ({base}.6.1.txt, \
+                 {base}.6.12.txt), and no run reads {name}: rename or remove it"
+            ),
+            (Some(series), Some(_)) if !crate::tools::guest::is_series(series) => {
+                bail!("expected/{name}: {series:?} is not a kernel series (major.minor, e.g. 6.12)")
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Where the guest finds the reference solution's modules of a lab with
@@ -931,6 +1012,7 @@ hint = "Does exit unregister?"
                     random: {},
                     inputs: None,
                     extra: None,
+                    kernel_series: None,
                     steps: [
                         LabStep {
                             name: "load",
@@ -943,6 +1025,7 @@ hint = "Does exit unregister?"
                             debug: None,
                             differential: false,
                             warns: None,
+                            per_kernel: None,
                             extra: false,
                         },
                         LabStep {
@@ -960,6 +1043,7 @@ hint = "Does exit unregister?"
                             debug: None,
                             differential: false,
                             warns: None,
+                            per_kernel: None,
                             extra: false,
                         },
                     ],
@@ -1355,7 +1439,7 @@ run = "insmod /lab/m.ko"
     fn unknown_step_key() {
         check(
             &format!("{HEAD}[[step]]\nname='a'\nrun='true'\nexpect='x'\n"),
-            expect!["error: line 7, column 1, at `expect`: unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `check_disk`, `points`, `depends`, `hint`, `kernel`, `failslab`, `differential`, `warns`"],
+            expect!["error: line 7, column 1, at `expect`: unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `check_disk`, `points`, `depends`, `hint`, `kernel`, `failslab`, `differential`, `warns`, `per_kernel`"],
         );
     }
 
@@ -1458,6 +1542,102 @@ run = "insmod /lab/m.ko"
         );
     }
 
+    /// A lab of three steps, the second per kernel, in `dir/lab-00`
+    /// with the snapshot files `files` (names in `expected/`).
+    fn per_kernel_lab(dir: &Path, files: &[&str]) -> Result<Lab> {
+        let lab_dir = dir.join("lab-00");
+        std::fs::create_dir_all(lab_dir.join("expected")).unwrap();
+        std::fs::write(
+            lab_dir.join("lab.toml"),
+            "title='t'\nchapter='c.md'\nmodules=['m']\n\
+             [[step]]\nname='load'\nrun='insmod /lab/m.ko'\n\
+             [[step]]\nname='limits'\nrun='cat /sys/block/x/queue/optimal_io_size'\n\
+             per_kernel='6.12 sets no io_opt when NOWS is 0'\n\
+             [[step]]\nname='unload'\nrun='rmmod m'\n",
+        )
+        .unwrap();
+        for f in files {
+            std::fs::write(lab_dir.join("expected").join(f), "x\n").unwrap();
+        }
+        Lab::load(&lab_dir)
+    }
+
+    #[test]
+    fn per_kernel_snapshots_are_looked_up_by_series() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            "01-load.txt",
+            "02-limits.6.1.txt",
+            "02-limits.6.12.txt",
+            "03-unload.txt",
+        ];
+        let mut lab = per_kernel_lab(dir.path(), &files).unwrap();
+        let expected = lab.dir.join("expected");
+        assert_eq!(
+            lab.config.steps[1].per_kernel.as_deref(),
+            Some("6.12 sets no io_opt when NOWS is 0")
+        );
+        // No series known: the default guest's.
+        assert_eq!(lab.series(), "6.1");
+        assert_eq!(lab.expected_path(1), expected.join("02-limits.6.1.txt"));
+        lab.config.kernel_series = crate::tools::guest::series_of("6.12.95+deb12-amd64");
+        assert_eq!(lab.expected_path(1), expected.join("02-limits.6.12.txt"));
+        // The other steps have one snapshot for every kernel.
+        assert_eq!(lab.expected_path(0), expected.join("01-load.txt"));
+        assert_eq!(lab.expected_path(2), expected.join("03-unload.txt"));
+        // A series with no snapshot yet: the file UPDATE_EXPECT writes.
+        lab.config.kernel_series = Some("6.18".into());
+        assert_eq!(lab.expected_path(1), expected.join("02-limits.6.18.txt"));
+        // `checker grade`'s snapshot folder is read the same way.
+        lab.config.expected_dir = Some(dir.path().join("elsewhere"));
+        assert_eq!(
+            lab.expected_path(1),
+            dir.path().join("elsewhere/02-limits.6.18.txt")
+        );
+    }
+
+    #[test]
+    fn per_kernel_snapshots_need_the_reason_in_lab_toml() {
+        let err = |files: &[&str]| {
+            let dir = tempfile::tempdir().unwrap();
+            format!("{:#}", per_kernel_lab(dir.path(), files).unwrap_err())
+        };
+        // A per-kernel file of a step that does not say why.
+        expect![[r#"invalid /LAB/lab.toml: expected/03-unload.6.12.txt is a snapshot for kernel 6.12, but step 03-unload has no `per_kernel = "why"`: a step's output is the same on every kernel (one 03-unload.txt; normalise what is noise) unless the kernel really behaves differently, which `per_kernel` says, and why"#]]
+        .assert_eq(&strip_dir(&err(&["03-unload.txt", "03-unload.6.12.txt"])));
+        // A plain file of a per-kernel step, which nothing reads.
+        expect!["invalid /LAB/lab.toml: expected/02-limits.txt: step 02-limits is `per_kernel`: its snapshots are 02-limits.<series>.txt, one per kernel series (02-limits.6.1.txt, 02-limits.6.12.txt), and no run reads 02-limits.txt: rename or remove it"]
+        .assert_eq(&strip_dir(&err(&["02-limits.txt"])));
+        expect![[r#"invalid /LAB/lab.toml: expected/02-limits.debug.txt: "debug" is not a kernel series (major.minor, e.g. 6.12)"#]]
+        .assert_eq(&strip_dir(&err(&["02-limits.debug.txt"])));
+        // Files of no step, and other files, are not this check's.
+        let dir = tempfile::tempdir().unwrap();
+        per_kernel_lab(
+            dir.path(),
+            &["04-gone.6.12.txt", "README", "02-limits.6.1.txt"],
+        )
+        .unwrap();
+        // The reason is required, and a differential step has no file.
+        let lab = |step: &str| format!("{HEAD}[[step]]\nname='a'\n{step}\n");
+        check(
+            &lab("run='true'\nper_kernel=' '"),
+            expect![[
+                r#"error: line 4, column 1, at `[[step]]`: step "a": `per_kernel` needs its reason: say what the kernel does differently, e.g. `per_kernel = "6.12's C driver ..."`"#
+            ]],
+        );
+        check(
+            &format!("{HEAD}[random]\nn = {{ int = [1, 2] }}\n[[step]]\nname='a'\nrun='insmod {{ko}} n={{n}}'\ndifferential=true\nper_kernel='x'\n"),
+            expect![[r#"error: line 6, column 1, at `[[step]]`: step "a": `per_kernel` is for steps with snapshot files; a `differential` step has none (the reference solution's run, on the same kernel, is its expected output)"#]],
+        );
+    }
+
+    /// `err` with the temporary lab folder's path as `/LAB`.
+    fn strip_dir(err: &str) -> String {
+        let start = err.find('/').unwrap();
+        let end = err.find("/lab.toml").unwrap();
+        format!("{}/LAB{}", &err[..start], &err[end..])
+    }
+
     #[test]
     fn extra_steps_from_a_course_folder() {
         let dir = tempfile::tempdir().unwrap();
@@ -1500,6 +1680,29 @@ run = "insmod /lab/m.ko"
         std::fs::write(extra.join("lab-00/lab.toml"), "title='x'\n").unwrap();
         let err = format!("{:#}", again.add_extra(&extra).unwrap_err());
         assert!(err.contains("unknown field `title`"), "{err}");
+        // Their snapshots follow the rule of `per_kernel` too.
+        std::fs::write(
+            extra.join("lab-00/lab.toml"),
+            "[[step]]\nname='hidden'\nrun='true'\n",
+        )
+        .unwrap();
+        std::fs::write(extra.join("lab-00/expected/01-hidden.6.12.txt"), "").unwrap();
+        let err = format!("{:#}", again.add_extra(&extra).unwrap_err());
+        assert!(
+            err.contains("expected/01-hidden.6.12.txt is a snapshot for kernel 6.12, but step 01-hidden has no `per_kernel"),
+            "{err}"
+        );
+        std::fs::write(
+            extra.join("lab-00/lab.toml"),
+            "[[step]]\nname='hidden'\nrun='true'\nper_kernel='why'\n",
+        )
+        .unwrap();
+        assert_eq!(again.add_extra(&extra).unwrap(), 1);
+        again.config.kernel_series = Some("6.12".into());
+        assert_eq!(
+            again.expected_path(3),
+            extra.join("lab-00/expected/01-hidden.6.12.txt")
+        );
     }
 
     #[test]

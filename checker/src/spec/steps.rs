@@ -32,6 +32,12 @@ pub struct LabStep {
     /// snapshot keeps only its message line
     /// ([`vm::console::without_expected_warnings`]).
     pub warns: Option<String>,
+    /// `per_kernel = "why"`: the step's output depends on the guest
+    /// kernel's series for a reason `why` gives (the kernel behaves
+    /// differently, not noise), so it has one snapshot per series,
+    /// `NN-name.<series>.txt` (`01-c-limits.6.12.txt`), and no
+    /// `NN-name.txt` (see [`crate::spec::lab::Lab::expected_path`]).
+    pub per_kernel: Option<String>,
     /// Not a `lab.toml` key: one of an instructor's extra steps
     /// ([`crate::spec::lab::Lab::add_extra`]), numbered within its own file.
     pub extra: bool,
@@ -184,6 +190,7 @@ struct RawStep {
     failslab: Option<Failslab>,
     differential: Option<bool>,
     warns: Option<String>,
+    per_kernel: Option<String>,
 }
 
 impl TryFrom<RawStep> for LabStep {
@@ -202,6 +209,7 @@ impl TryFrom<RawStep> for LabStep {
             debug,
             differential,
             warns: raw.warns,
+            per_kernel: raw.per_kernel,
             extra: false,
         })
     }
@@ -235,6 +243,20 @@ impl RawStep {
         let differential = self.differential.unwrap_or(false);
         if differential && (!matches!(kind, StepKind::Guest(_)) || debug.is_some()) {
             return Err("`differential` is for guest (`run`) steps on every kernel".into());
+        }
+        match self.per_kernel.as_deref().map(str::trim) {
+            Some("") => {
+                return Err("`per_kernel` needs its reason: say what the kernel \
+                     does differently, e.g. `per_kernel = \"6.12's C driver ...\"`"
+                    .into())
+            }
+            Some(_) if differential => {
+                return Err("`per_kernel` is for steps with snapshot files; a \
+                     `differential` step has none (the reference solution's run, on \
+                     the same kernel, is its expected output)"
+                    .into())
+            }
+            _ => {}
         }
         Ok((kind, debug, differential))
     }
@@ -287,6 +309,16 @@ impl LabStep {
     /// The snapshot file name of step `index` (0-based): `NN-name.txt`.
     pub fn expected_file_name(&self, index: usize) -> String {
         format!("{:02}-{}.txt", index + 1, self.name)
+    }
+
+    /// The snapshot file name of step `index` (0-based) on a kernel of
+    /// `series` (`6.12`): `NN-name.txt`, or `NN-name.<series>.txt` for a
+    /// `per_kernel` step.
+    pub fn snapshot_file_name(&self, index: usize, series: &str) -> String {
+        match self.per_kernel {
+            Some(_) => format!("{:02}-{}.{series}.txt", index + 1, self.name),
+            None => self.expected_file_name(index),
+        }
     }
 
     /// The step as the guest runs it, if it is a guest step.

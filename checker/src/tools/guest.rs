@@ -88,6 +88,27 @@ pub fn is_of(abi: &str, series: Linux) -> bool {
     abi.starts_with(&format!("{}.", series.arg()))
 }
 
+/// The series (`6.12`) of the kernel ABI `abi` (`6.12.95+deb12-amd64`,
+/// the debug kernel's `debug-6.1.192-3`): its first two version numbers;
+/// `None` when it does not start with them.
+pub fn series_of(abi: &str) -> Option<String> {
+    let version = abi.strip_prefix("debug-").unwrap_or(abi);
+    let mut numbers = version.splitn(3, '.');
+    let major = numbers.next()?;
+    let minor: String = numbers
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(major) && digits(&minor)).then(|| format!("{major}.{minor}"))
+}
+
+/// Whether `s` names a kernel series (`6.1`, `6.12`): two version numbers.
+pub fn is_series(s: &str) -> bool {
+    series_of(s).as_deref() == Some(s)
+}
+
 /// The host's `VERSION_CODENAME`, empty when unknown.
 fn host_codename() -> String {
     fs::read_to_string("/etc/os-release")
@@ -413,6 +434,25 @@ pub fn guest_toolchain(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn series_of_an_abi() {
+        let of = |abi| series_of(abi);
+        assert_eq!(of("6.1.0-57-amd64").as_deref(), Some("6.1"));
+        assert_eq!(of("6.12.95+deb12-amd64").as_deref(), Some("6.12"));
+        assert_eq!(of("6.12").as_deref(), Some("6.12"));
+        assert_eq!(of("debug-6.1.192-3").as_deref(), Some("6.1"));
+        for abi in ["", "6", "6.", ".1", "amd64", "v6.1", "6.x", "debug-"] {
+            assert_eq!(of(abi), None, "{abi:?}");
+        }
+        // Every series --guest offers is one.
+        for s in [Linux::V6_1, Linux::V6_12] {
+            assert!(is_series(s.arg()), "{}", s.arg());
+        }
+        assert!(!is_series("6.12.95"));
+        assert!(!is_series("6"));
+        assert!(!is_series("debug-6.1"));
+    }
 
     #[test]
     fn suites_and_packages() {
