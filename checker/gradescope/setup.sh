@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Gradescope's image set-up (it runs /autograder/setup.sh once, as root,
-# when the autograder is built). The workbook needs Debian 12 (its kernel
-# headers and guest kernel): use a Debian 12 based image. The autograder
-# zip holds this file, run_autograder, and the workbook in source/.
+# when the autograder is built). The workbook needs Debian 12 or 13 (their
+# kernel headers and guest kernel): use a Debian based image. The
+# autograder zip holds this file, run_autograder, and the workbook in
+# source/. The set-up is the workbook's one bootstrap script (the
+# Containerfile's and `make chroot-check`'s), without the book's tools.
 set -euo pipefail
-apt-get update
-apt-get install -y --no-install-recommends ca-certificates curl git make gcc libc6-dev
-curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --default-toolchain none
-export PATH="$HOME/.cargo/bin:$PATH"
 cd /autograder/source
-# Everything a lab run needs, built once so each submission only builds itself.
-cargo run --quiet --package checker -- setup --no-book
+.devcontainer/bootstrap.sh NO_BOOK=1
+export PATH="$HOME/.cargo/bin:$PATH"
+# Built once so each submission only builds itself.
 cargo build --quiet --package checker
