@@ -13,7 +13,8 @@
 #   make check-all [J=2]      every lab, J at a time, with JSON/JUnit reports
 #   make doctor               check the set-up, say how to fix it
 #   make test                 everything CI runs
-#   make setup                install what the labs and the book need
+#   make setup                install what the labs and the book need (NO_BOOK=1: not the book's)
+#   make chroot-check         set up from nothing on a fresh Debian 13 root, grade lab 01 there
 #   make book                 build the book to book/build/html, API reference in api/
 #   make doc                  only the API reference (target/api)
 #   make book-check           open the built book in headless Chromium and check it
@@ -30,7 +31,16 @@ all:
 	@echo "usage: make lab-NN [SOLUTION=1] | make test | make book | make setup"
 
 setup:
-	$(CHECKER) setup
+	$(CHECKER) setup $(if $(NO_BOOK),--no-book)
+
+# Debian 13 from nothing: debootstrap trixie (cached under the checker's
+# cache; FRESH=1 makes a new one), a clean clone of HEAD, the set-up of
+# .devcontainer/bootstrap.sh inside a chroot, then lab 01's skeleton must
+# fail and its solution pass (checker/src/commands/chroot.rs; root only).
+# Not in TEST_PHASES: it takes MEASURED on two busy cores, too long for CI.
+.PHONY: chroot-check
+chroot-check:
+	$(CHECKER) chroot-check $(if $(FRESH),--fresh)
 
 GUEST_ARG = $(if $(GUEST),--guest $(GUEST))
 
@@ -239,7 +249,9 @@ other-kernel:
 	$(MAKE) --no-print-directory verify doctests GUEST=6.12 \
 		LABS="$(filter-out $(OTHER_KERNEL_SKIP),$(notdir $(patsubst %/lab.toml,%,$(wildcard labs/*/lab.toml drivers/*/lab.toml kernel-crate/soundness/*/lab.toml))))"
 
-# `make test` runs these in order and prints the time each took.
+# `make test` runs these in order and prints the time each took
+# (`make chroot-check`, the Debian 13 set-up from nothing, is not one of
+# them: see its comment).
 TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify other-kernel shell-check gdb-check bench-binder-smoke bench-nvme-smoke template-check doctests gradescope-check submission-scores export-check fixtures vm-debug test-debug
 
 test:

@@ -229,6 +229,13 @@ enum Cmd {
     Clippy,
     /// `make clean` in every lab, sample and Rust fixture (`make clean`).
     Clean,
+    /// Set the workbook up from nothing on a fresh Debian 13 root, in a
+    /// chroot, and grade lab 01 there.
+    ///
+    /// debootstrap trixie (cached; --fresh for a new one), a clean clone
+    /// of HEAD, .devcontainer/bootstrap.sh inside, then `make lab-01` must
+    /// fail and `make lab-01 SOLUTION=1` pass (`make chroot-check`; root).
+    ChrootCheck(checker::commands::chroot::ChrootArgs),
     /// Check every lab's solution and skeleton, and every sample.
     ///
     /// A lab's solution must pass, and no step that scores may pass on its
@@ -273,6 +280,7 @@ const AUDIENCES: [(&str, &[&str]); 3] = [
             "doctests",
             "clippy",
             "clean",
+            "chroot-check",
         ],
     ),
 ];
@@ -400,6 +408,10 @@ fn real_main(cli: Cli) -> Result<Outcome> {
         Cmd::Clean => done(tools::exec::clean(&workspace::root()?)),
         Cmd::MdbookPreprocess { args } => mdbook_preprocess(&args),
         Cmd::Watch(args) => commands::watch::run(&args),
+        Cmd::ChrootCheck(args) => {
+            vm::install_interrupt_handler()?;
+            commands::chroot::run(&workspace::root()?, &vm::cache_root(), &args)
+        }
     };
     passed.map(Outcome::graded)
 }

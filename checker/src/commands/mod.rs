@@ -6,10 +6,12 @@
 //! they share ([`mod@bench`]), `checker watch` ([`watch`]), `checker
 //! new-driver` ([`newdriver`]), the book's mdBook preprocessor
 //! ([`mdbook`]) and `checker export-course`, the student repository
-//! ([`export`]).
+//! ([`export`]), and `checker chroot-check`, the set-up from nothing on a
+//! fresh Debian 13 root ([`chroot`]).
 
 pub mod bench;
 pub mod binderbench;
+pub mod chroot;
 pub mod clippy;
 pub mod docs;
 pub mod doctests;
