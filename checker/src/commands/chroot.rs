@@ -10,7 +10,8 @@
 //!    (`--fresh` makes a new one). `debootstrap` itself is installed on the
 //!    host first when missing, through the set-up's apt path.
 //! 2. A copy of it, `<cache>/chroot/trixie-run`, for this run (so every run
-//!    starts from nothing), with the host's `resolv.conf`, the usual trixie
+//!    starts from nothing), with the host's `resolv.conf` and local
+//!    certificate authorities (a TLS-inspecting proxy's), the usual trixie
 //!    source lines, and a clean `git clone` of this repository's `HEAD` at
 //!    `/work` (uncommitted changes are not in it).
 //! 3. Mounts: the root on itself (bubblewrap's `pivot_root` needs `/` to be
@@ -20,7 +21,9 @@
 //!    trixie, so the host's toolchain runs there).
 //! 4. `.devcontainer/bootstrap.sh` inside (what the Containerfile and the
 //!    dev container run), then `make lab-01` and `make lab-01 SOLUTION=1`,
-//!    each `chroot ROOT /usr/bin/env -i ... /bin/bash -lc ...`.
+//!    each `chroot ROOT /usr/bin/env -i ... /bin/bash -lc ...`. make exits
+//!    2 when a recipe fails: the checker's own code is read from make's
+//!    `Error N` line ([`checker_code`]).
 //!
 //! Whatever happens, the mounts are undone, in reverse order, lazily when
 //! a process still holds one (a guard's `Drop`, also after Ctrl-C), and the
@@ -248,8 +251,24 @@ pub enum Expect {
     Passed,
 }
 
-/// Whether a phase ended as `expect` says, from its exit code (`None`:
-/// killed by a signal) and output; `Err` says why not.
+/// The checker's exit code behind `make`'s: make exits 2 whenever a
+/// recipe fails, and says the recipe's code in its last `make: *** [..]
+/// Error N` line.
+pub fn checker_code(code: Option<i32>, output: &str) -> Option<i32> {
+    if code != Some(2) {
+        return code;
+    }
+    output
+        .lines()
+        .rev()
+        .filter(|l| l.starts_with("make: *** ["))
+        .find_map(|l| l.rsplit_once("] Error ")?.1.trim().parse().ok())
+        .or(code)
+}
+
+/// Whether a phase ended as `expect` says, from the checker's exit code
+/// (`None`: killed by a signal; see [`checker_code`]) and its output; `Err`
+/// says why not.
 pub fn verdict(expect: Expect, code: Option<i32>, output: &str) -> Result<(), String> {
     let fails = output
         .lines()
@@ -484,6 +503,7 @@ pub fn run(workspace: &Path, cache: &Path, args: &ChrootArgs) -> Result<bool> {
     std::fs::copy("/etc/resolv.conf", dirs.run.join("etc/resolv.conf"))
         .context("cannot copy /etc/resolv.conf into the root")?;
     std::fs::write(dirs.run.join("etc/apt/sources.list"), sources_list())?;
+    copy_local_cas(&dirs.run)?;
     let head = git_head(workspace)?;
     let work = dirs.run.join(WORK.trim_start_matches('/'));
     host(&[
@@ -557,7 +577,7 @@ pub fn run(workspace: &Path, cache: &Path, args: &ChrootArgs) -> Result<bool> {
         let cmd = chroot_command(&dirs.run, &term, script);
         let (code, output) = stream(&cmd, &dirs.logs.join(format!("{log}.log")))?;
         check_interrupted()?;
-        let result = verdict(expect, code, &output);
+        let result = verdict(expect, checker_code(code, &output), &output);
         println!(
             "chroot-check: {what} ... {} ({:.0} s)",
             match &result {
@@ -615,6 +635,26 @@ pub fn run(workspace: &Path, cache: &Path, args: &ChrootArgs) -> Result<bool> {
         dirs.run.display()
     );
     Ok(passed)
+}
+
+/// The host's own certificate authorities (`/usr/local/share/ca-certificates`,
+/// e.g. a network's TLS-inspecting proxy) into the root, where the
+/// `ca-certificates` that the set-up installs adds them to the trust store
+/// (npm and curl need them behind such a proxy, as on the host).
+fn copy_local_cas(root: &Path) -> Result<()> {
+    const LOCAL: &str = "usr/local/share/ca-certificates";
+    let Ok(entries) = std::fs::read_dir(Path::new("/").join(LOCAL)) else {
+        return Ok(());
+    };
+    let dest = root.join(LOCAL);
+    std::fs::create_dir_all(&dest)?;
+    for e in entries.flatten() {
+        if e.path().extension().is_some_and(|x| x == "crt") {
+            std::fs::copy(e.path(), dest.join(e.file_name()))
+                .with_context(|| format!("cannot copy {}", e.path().display()))?;
+        }
+    }
+    Ok(())
 }
 
 fn timed(what: &'static str, started: Instant, result: Result<(), String>) -> Timed {
@@ -731,6 +771,21 @@ mod tests {
             [Path::new("/c/chroot/with space")]
         );
         assert!(mounts_below(info, Path::new("/elsewhere")).is_empty());
+    }
+
+    #[test]
+    fn the_checkers_code_behind_makes() {
+        let out = "FAIL  01 load\nmake: *** [Makefile:45: lab-01] Error 1\n";
+        assert_eq!(checker_code(Some(2), out), Some(1));
+        let err = "checker: error: x\nmake: *** [Makefile:45: lab-01] Error 2\n";
+        assert_eq!(checker_code(Some(2), err), Some(2));
+        assert_eq!(checker_code(Some(2), "no make line\n"), Some(2));
+        assert_eq!(checker_code(Some(0), out), Some(0));
+        assert_eq!(checker_code(None, out), None);
+        assert_eq!(
+            checker_code(Some(2), "make: *** [Makefile:45: lab-01] Interrupt\n"),
+            Some(2)
+        );
     }
 
     #[test]
