@@ -14,14 +14,16 @@
 //!    certificate authorities (a TLS-inspecting proxy's), the usual trixie
 //!    source lines, and a clean `git clone` of this repository's `HEAD` at
 //!    `/work` (uncommitted changes are not in it).
-//! 3. Mounts: the root on itself (bubblewrap's `pivot_root` needs `/` to be
+//! 3. Mounts: the root on itself (`pivot_root` needs the new root to be
 //!    a mount point), `/proc`, `/sys`, `/dev`, `/dev/pts`, and the host's
 //!    `~/.cargo` and `~/.rustup` read-only (the Rust toolchain cannot be
 //!    downloaded on the machines this was written on; glibc is newer in
 //!    trixie, so the host's toolchain runs there).
 //! 4. `.devcontainer/bootstrap.sh` inside (what the Containerfile and the
 //!    dev container run), then `make lab-01` and `make lab-01 SOLUTION=1`,
-//!    each `chroot ROOT /usr/bin/env -i ... /bin/bash -lc ...`. make exits
+//!    each `chroot . /usr/bin/env -i ... /bin/bash -lc ...` in a private
+//!    mount namespace whose root is ROOT (`pivot_root`): in a plain chroot
+//!    the kernel refuses bubblewrap its user namespace. make exits
 //!    2 when a recipe fails: the checker's own code is read from make's
 //!    `Error N` line ([`checker_code`]).
 //!
@@ -179,12 +181,25 @@ pub fn mount_plan(root: &Path, cargo_home: &Path, rustup_home: &Path) -> Vec<Mou
     ]
 }
 
-/// The command that runs `script` in `root` as root, with a login shell
-/// and a clean environment: `HOME`, [`PATH`], `TERM`, a UTF-8 locale,
-/// non-interactive apt.
+/// What enters the root: a private mount namespace whose root mount
+/// becomes `root` (`pivot_root . .`, then the old root detached), then
+/// `chroot .`. A plain chroot would do for everything but the sandbox: the
+/// kernel refuses a user namespace (bubblewrap's `--uid`) to a process
+/// whose root is not its mount namespace's (EPERM, user_namespaces(7)).
+const ENTER: &str = "cd \"$0\" && pivot_root . . && umount -l . && exec chroot . \"$@\"";
+
+/// The command that runs `script` in `root` as root (see [`ENTER`]), with
+/// a login shell and a clean environment: `HOME`, [`PATH`], `TERM`, a
+/// UTF-8 locale, non-interactive apt.
 pub fn chroot_command(root: &Path, term: &str, script: &str) -> Vec<String> {
     let mut cmd: Vec<String> = vec![
-        "chroot".into(),
+        "unshare".into(),
+        "--mount".into(),
+        "--propagation".into(),
+        "private".into(),
+        "/bin/sh".into(),
+        "-c".into(),
+        ENTER.into(),
         root.display().to_string(),
         "/usr/bin/env".into(),
         "-i".into(),
@@ -741,7 +756,20 @@ mod tests {
     #[test]
     fn the_chroot_command_has_a_clean_environment() {
         let cmd = chroot_command(Path::new("/r"), "xterm", "make lab-01");
-        assert_eq!(cmd[..4], ["chroot", "/r", "/usr/bin/env", "-i"]);
+        assert_eq!(
+            cmd[..8],
+            [
+                "unshare",
+                "--mount",
+                "--propagation",
+                "private",
+                "/bin/sh",
+                "-c",
+                "cd \"$0\" && pivot_root . . && umount -l . && exec chroot . \"$@\"",
+                "/r"
+            ]
+        );
+        assert_eq!(cmd[8..10], ["/usr/bin/env", "-i"]);
         assert!(cmd.contains(&"HOME=/root".to_owned()));
         assert!(cmd.contains(&"TERM=xterm".to_owned()));
         assert!(cmd.iter().any(|a| a.starts_with("PATH=/root/.cargo/bin:")));
