@@ -38,7 +38,7 @@ setup:
 # .devcontainer/bootstrap.sh inside a chroot, then lab 01's skeleton must
 # fail and its solution pass (checker/src/commands/chroot.rs; root only).
 # Not in TEST_PHASES (CI's time budget): 176 s here on two busy cores with
-# a fresh debootstrap (20 s), 211 s with the cached root; every run also
+# a fresh debootstrap (20 s), 211-238 s with the cached root; every run also
 # downloads the set-up's Debian packages again.
 .PHONY: chroot-check
 chroot-check:
