@@ -212,7 +212,7 @@ define export_course_into
 endef
 
 export-check:
-	@$(call export_course_into,) && \
+	@$(call export_course_into,) || exit 1; \
 	start=$$(date +%s); rc=0; $(MAKE) --no-print-directory -C "$$dir/course" lab-01 >"$$dir/lab-01.log" 2>&1 || rc=$$?; \
 	tail -n 25 "$$dir/lab-01.log"; \
 	if [ $$rc -eq 0 ] || grep -q 'checker: error' "$$dir/lab-01.log" || ! grep -q 'FAIL' "$$dir/lab-01.log"; then \
