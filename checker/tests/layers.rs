@@ -48,10 +48,6 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// others) and the unit tests' helpers.
 const OUTSIDE: &[&str] = &["", "testutil"];
 
-/// Imports known to break the rules, left out of both checks, each with a
-/// TODO naming it. Keep it empty: a fix removes its line.
-const ALLOWED: &[(&str, &str)] = &[];
-
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
@@ -319,10 +315,6 @@ fn layer_of(module: &str) -> Option<(usize, &'static str)> {
     best.map(|(_, rank, name)| (rank, name))
 }
 
-fn allowed(from: &str, to: &str) -> bool {
-    ALLOWED.iter().any(|&(f, t)| f == from && t == to)
-}
-
 fn describe(g: &Graph, from: &str, to: &str) -> String {
     let sites = &g.edges[from][to];
     let first = &sites[0];
@@ -355,9 +347,6 @@ fn cycles(g: &Graph) -> Vec<Vec<String>> {
         s.on_stack.insert(v);
         if let Some(targets) = s.g.edges.get(v) {
             for w in targets.keys() {
-                if allowed(v, w) {
-                    continue;
-                }
                 let w = w.as_str();
                 if !s.index.contains_key(w) {
                     visit(s, w);
@@ -406,7 +395,7 @@ fn cycle_through(g: &Graph, scc: &[String], start: &str) -> Vec<String> {
     let mut queue = std::collections::VecDeque::from([start]);
     while let Some(v) = queue.pop_front() {
         for w in g.edges.get(v).into_iter().flat_map(|t| t.keys()) {
-            if !scc.contains(w) || allowed(v, w) {
+            if !scc.contains(w) {
                 continue;
             }
             if w == start {
@@ -462,7 +451,7 @@ fn the_modules_import_each_other_in_no_cycle() {
         let _ = writeln!(report, "  every import among them:");
         for from in &scc {
             for to in g.edges.get(from).into_iter().flat_map(|t| t.keys()) {
-                if scc.contains(to) && !allowed(from, to) {
+                if scc.contains(to) {
                     let _ = writeln!(report, "    {}", describe(&g, from, to));
                 }
             }
@@ -486,7 +475,7 @@ fn no_module_imports_a_higher_layer() {
             let Some((high, high_name)) = layer_of(to) else {
                 continue;
             };
-            if high > low && !allowed(from, to) {
+            if high > low {
                 let _ = writeln!(
                     report,
                     "  {low_name} imports {high_name}: {}",
@@ -504,17 +493,6 @@ fn no_module_imports_a_higher_layer() {
             .collect::<Vec<_>>()
             .join(" < ")
     );
-}
-
-#[test]
-fn the_allowed_edges_are_still_there() {
-    let g = graph();
-    for &(from, to) in ALLOWED {
-        assert!(
-            g.edges.get(from).is_some_and(|t| t.contains_key(to)),
-            "{from} -> {to} is allowed in layers.rs but gone: remove it from ALLOWED"
-        );
-    }
 }
 
 /// The reader itself: inline paths, `super::` from an inline module, and
