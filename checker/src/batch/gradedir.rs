@@ -53,6 +53,7 @@ use crate::run::{GuestArgs, LabRequest};
 use crate::spec::lab::Lab;
 use crate::spec::policy::{self, Violation};
 use crate::tools::discovery::is_build_output;
+use crate::tools::discovery::regular_files;
 use crate::{spec::lab, tools::setup, tools::workspace};
 
 /// A submission found in the grading folder.
@@ -625,9 +626,7 @@ fn course_workspace(
     if let Ok(text) = fs::read_to_string(root.join("Cargo.toml")) {
         fs::write(ws.join("Cargo.toml"), workspace_manifest(&text, ws, false))?;
     }
-    let mut files = Vec::new();
-    list_files(ws, Path::new(""), &mut files)?;
-    files.sort();
+    let files = regular_files(ws, |_, _| false)?;
     let mut mark = String::from(
         "# A grading workspace (checker grade): the course files put in it, before the\n\
          # student's. The compiler may read these and the student files the policy checked.\n",
@@ -637,21 +636,6 @@ fn course_workspace(
         mark.push_str(&format!("{f}\t{hash}\n"));
     }
     fs::write(ws.join(WORKSPACE_MARK), mark)?;
-    Ok(())
-}
-
-/// The regular files under `dir/rel`, `/`-separated, into `out`.
-fn list_files(dir: &Path, rel: &Path, out: &mut Vec<String>) -> Result<()> {
-    for entry in fs::read_dir(dir.join(rel))? {
-        let entry = entry?;
-        let path = rel.join(entry.file_name());
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            list_files(dir, &path, out)?;
-        } else if kind.is_file() {
-            out.push(path.to_string_lossy().replace('\\', "/"));
-        }
-    }
     Ok(())
 }
 
@@ -1590,9 +1574,7 @@ mod tests {
             "rust-binder".into(),
         ];
         prune_target(d.path(), &packages).unwrap();
-        let mut left = Vec::new();
-        list_files(d.path(), Path::new(""), &mut left).unwrap();
-        left.sort();
+        let left = regular_files(d.path(), |_, _| false).unwrap();
         assert_eq!(
             left,
             [

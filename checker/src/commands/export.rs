@@ -682,9 +682,10 @@ pub fn audit(
 ) -> Result<Vec<String>> {
     let distinctive = distinctive_lines(root, files, answers, book)?;
     let mut found = Vec::new();
-    let mut exported = Vec::new();
-    walk_all(dir, Path::new(""), &mut exported)?;
-    exported.sort();
+    // Every file but `.git` and `target/`.
+    let exported = crate::tools::discovery::regular_files(dir, |folder, name| {
+        folder.as_os_str().is_empty() && (name == ".git" || name == "target")
+    })?;
     for rel in exported {
         let Ok(text) = fs::read_to_string(dir.join(&rel)) else {
             continue; // not text: the reference modules
@@ -887,25 +888,6 @@ pub fn text_findings(rel: &str, text: &str, exists: &dyn Fn(&str) -> Option<bool
         }
     }
     found
-}
-
-/// Every file under `dir/rel` but `.git` and `target/`.
-fn walk_all(dir: &Path, rel: &Path, out: &mut Vec<String>) -> Result<()> {
-    for entry in fs::read_dir(dir.join(rel))? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if rel.as_os_str().is_empty() && (name == ".git" || name == "target") {
-            continue;
-        }
-        let path = rel.join(&name);
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            walk_all(dir, &path, out)?;
-        } else if kind.is_file() {
-            out.push(path.to_string_lossy().replace('\\', "/"));
-        }
-    }
-    Ok(())
 }
 
 /// `checker export-course --audit DIR`: [`audit`] of a tree exported from

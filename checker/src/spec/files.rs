@@ -2,9 +2,9 @@
 //! output, nothing hidden) and the `student` patterns that pick some of
 //! them ([`glob_matches`], [`matching_files`], [`check_pattern`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 /// Whether `path` (relative, `/`-separated) matches `pattern`: `*` and `?`
 /// match within one path segment, a `**` segment any number of segments.
@@ -62,29 +62,9 @@ pub fn check_pattern(pattern: &str) -> std::result::Result<(), &'static str> {
 /// The files under `dir`, relative to it and `/`-separated, sorted; build
 /// output and hidden entries left out, symbolic links not followed.
 pub fn list_files(dir: &Path) -> Result<Vec<String>> {
-    let mut files = Vec::new();
-    let mut stack = vec![PathBuf::new()];
-    while let Some(rel) = stack.pop() {
-        let here = dir.join(&rel);
-        let entries =
-            std::fs::read_dir(&here).with_context(|| format!("cannot read {}", here.display()))?;
-        for entry in entries {
-            let entry = entry.with_context(|| format!("cannot read {}", here.display()))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || crate::tools::discovery::is_build_output(&name) {
-                continue;
-            }
-            let path = rel.join(&name);
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                stack.push(path);
-            } else if kind.is_file() {
-                files.push(path.to_string_lossy().into_owned());
-            }
-        }
-    }
-    files.sort();
-    Ok(files)
+    crate::tools::discovery::regular_files(dir, |_, name| {
+        name.starts_with('.') || crate::tools::discovery::is_build_output(name)
+    })
 }
 
 /// The files under `dir` that one of `patterns` matches (see

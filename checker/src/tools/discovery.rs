@@ -74,6 +74,36 @@ pub fn all_fixtures(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(v)
 }
 
+/// The regular files under `dir`, relative to it, `/`-separated and
+/// sorted; symbolic links are neither followed nor listed. An entry whose
+/// name `skip(folder, name)` refuses (`folder` relative to `dir`, empty at
+/// the top) is left out, a folder with everything below it.
+pub fn regular_files(dir: &Path, skip: impl Fn(&Path, &str) -> bool) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let here = dir.join(&rel);
+        let entries =
+            std::fs::read_dir(&here).with_context(|| format!("cannot read {}", here.display()))?;
+        for entry in entries {
+            let entry = entry.with_context(|| format!("cannot read {}", here.display()))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if skip(&rel, &name) {
+                continue;
+            }
+            let path = rel.join(&name);
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                files.push(path.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
 /// Whether a file in a lab folder is Kbuild's or Cargo's output.
 pub fn is_build_output(name: &str) -> bool {
     name == "target"
