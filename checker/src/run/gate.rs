@@ -71,13 +71,8 @@ pub fn sources_gate(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Re
         .unwrap_or_else(|| lab.name.clone());
     let dir = lexical(&lab.dir);
     let root = dir.parent().and_then(Path::parent).unwrap_or(&dir);
-    let target = match &tc.rust_target_dir {
-        Some(t) if t.is_absolute() => t.clone(),
-        Some(t) => root.join(t),
-        None => root.join("target"),
-    };
-    let file = target
-        .join("x86_64-unknown-none/kernel")
+    let target = crate::tools::exec::cargo_target_dir(root, tc);
+    let file = crate::tools::exec::kernel_profile_dir(root, tc)
         .join(format!("lib{}.d", package.replace('-', "_")));
     let found = match fs::read_to_string(&file) {
         Ok(text) => check_sources(

@@ -366,17 +366,11 @@ fn shipped_reference_for(
     )
 }
 
-/// Whether the kernel crate has been built into the cargo target folder
-/// the workspace `root` builds modules into (`rust_target_dir`, the
-/// toolchain's `RUST_TARGET_DIR`, else `root/target`): a first build takes
+/// Whether the kernel crate has been built into `profile` (see
+/// [`crate::tools::exec::kernel_profile_dir`]): a first build takes
 /// minutes, and says so.
-fn kernel_crate_built(root: &Path, rust_target_dir: Option<&Path>) -> bool {
-    let target = rust_target_dir.map_or_else(|| root.join("target"), Path::to_path_buf);
-    let deps = target
-        .join("x86_64-unknown-none")
-        .join("kernel")
-        .join("deps");
-    fs::read_dir(deps).is_ok_and(|entries| {
+fn kernel_crate_built(profile: &Path) -> bool {
+    fs::read_dir(profile.join("deps")).is_ok_and(|entries| {
         entries.filter_map(|e| e.ok()).any(|e| {
             let name = e.file_name();
             let name = name.to_string_lossy();
@@ -692,10 +686,8 @@ impl LabRun<'_> {
         if let Some(build) = gate::gate(lab, self.opts.solution, &build_log, out)? {
             return Ok(self.stopped(build, grade::all_build_failed(lab)));
         }
-        if self
-            .root
-            .is_some_and(|r| !kernel_crate_built(r, self.tc.rust_target_dir.as_deref()))
-        {
+        let profile = |r| crate::tools::exec::kernel_profile_dir(r, self.tc);
+        if self.root.is_some_and(|r| !kernel_crate_built(&profile(r))) {
             out.event(&Event::Note {
                 text: "the kernel crate is built first for this kernel: a minute or two, once"
                     .into(),
@@ -1414,15 +1406,14 @@ mod tests {
     #[test]
     fn a_built_kernel_crate_is_found() {
         let d = tempfile::tempdir().unwrap();
-        assert!(!kernel_crate_built(d.path(), None));
-        let deps = d.path().join("target/x86_64-unknown-none/kernel/deps");
+        let profile = d.path().join("target/x86_64-unknown-none/kernel");
+        assert!(!kernel_crate_built(&profile));
+        let deps = profile.join("deps");
         fs::create_dir_all(&deps).unwrap();
         fs::write(deps.join("libkernel-0123abcd.rmeta"), "").unwrap();
-        assert!(!kernel_crate_built(d.path(), None), "metadata only");
+        assert!(!kernel_crate_built(&profile), "metadata only");
         fs::write(deps.join("libkernel-0123abcd.rlib"), "").unwrap();
-        assert!(kernel_crate_built(d.path(), None));
-        let other = d.path().join("target/guest-6.12");
-        assert!(!kernel_crate_built(d.path(), Some(&other)));
+        assert!(kernel_crate_built(&profile));
     }
 
     #[test]

@@ -20,6 +20,23 @@ pub fn make(dir: &Path, tc: &Toolchain, solution: bool) -> Command {
     make_in(dir, &tc.kdir, tc.rust_target_dir.as_deref(), solution)
 }
 
+/// The cargo target folder of the modules `tc` builds in the workspace
+/// `root`: its `RUST_TARGET_DIR` (relative to `root`), else `root/target`.
+pub fn cargo_target_dir(root: &Path, tc: &Toolchain) -> PathBuf {
+    match &tc.rust_target_dir {
+        Some(t) => root.join(t),
+        None => root.join("target"),
+    }
+}
+
+/// Where those modules' Rust objects and dep-info go: the `kernel`
+/// profile's folder for the bare-metal target in [`cargo_target_dir`].
+pub fn kernel_profile_dir(root: &Path, tc: &Toolchain) -> PathBuf {
+    cargo_target_dir(root, tc)
+        .join(crate::tools::probe::RUST_TARGET)
+        .join("kernel")
+}
+
 /// [`make`] with the tree and target folder given one by one.
 pub fn make_in(dir: &Path, kdir: &Path, rust_target_dir: Option<&Path>, solution: bool) -> Command {
     let mut cmd = Command::new("make");
