@@ -37,9 +37,9 @@ setup:
 # cache; FRESH=1 makes a new one), a clean clone of HEAD, the set-up of
 # .devcontainer/bootstrap.sh inside a chroot, then lab 01's skeleton must
 # fail and its solution pass (checker/src/commands/chroot.rs; root only).
-# Not in TEST_PHASES (CI's time budget): 176 s here on two busy cores with
-# a fresh debootstrap (20 s), 211-238 s with the cached root; every run also
-# downloads the set-up's Debian packages again.
+# A phase of `make test` (after gradescope-check): 176 s here on two busy
+# cores with a fresh debootstrap (20 s), 211-238 s with the cached root;
+# every run also downloads the set-up's Debian packages again.
 .PHONY: chroot-check
 chroot-check:
 	$(CHECKER) chroot-check $(if $(FRESH),--fresh)
@@ -251,10 +251,8 @@ other-kernel:
 	$(MAKE) --no-print-directory verify doctests GUEST=6.12 \
 		LABS="$(filter-out $(OTHER_KERNEL_SKIP),$(notdir $(patsubst %/lab.toml,%,$(wildcard labs/*/lab.toml drivers/*/lab.toml kernel-crate/soundness/*/lab.toml))))"
 
-# `make test` runs these in order and prints the time each took
-# (`make chroot-check`, the Debian 13 set-up from nothing, is not one of
-# them: see its comment).
-TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify other-kernel shell-check gdb-check bench-binder-smoke bench-nvme-smoke template-check doctests gradescope-check submission-scores export-check fixtures vm-debug test-debug
+# `make test` runs these in order and prints the time each took.
+TEST_PHASES := setup host-test clippy fmt-check actionlint book book-check kernel-clippy editor-check verify other-kernel shell-check gdb-check bench-binder-smoke bench-nvme-smoke template-check doctests gradescope-check chroot-check submission-scores export-check fixtures vm-debug test-debug
 
 test:
 	@set -e; all=$$(date +%s); for phase in $(TEST_PHASES); do \
