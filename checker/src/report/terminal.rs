@@ -114,7 +114,7 @@ fn write_policy(
     o: &mut dyn Write,
     files: &[String],
     ms: f64,
-    violations: &[String],
+    violations: &[crate::spec::policy::Violation],
 ) -> std::io::Result<()> {
     let names = files.join(", ");
     if violations.is_empty() {

@@ -43,8 +43,8 @@ pub enum Event {
         files: Vec<String>,
         /// How long it took, milliseconds.
         ms: f64,
-        /// What broke a rule, one line each (none: the files are fine).
-        violations: Vec<String>,
+        /// What broke a rule (none: the files are fine).
+        violations: Vec<crate::spec::policy::Violation>,
     },
     /// A host (or compile-fail) step starts.
     HostStep {
@@ -187,6 +187,17 @@ mod tests {
                 seconds: 1.5,
                 log: "target/build.log".into(),
                 tail: Some("error[E0308]".into()),
+            },
+            Event::Policy {
+                files: vec!["src/lib.rs".into()],
+                ms: 2.5,
+                violations: vec![crate::spec::policy::Violation {
+                    file: "src/lib.rs".into(),
+                    line: 3,
+                    column: 5,
+                    rule: Some(crate::spec::policy::Rule::Unsafe),
+                    reason: "`unsafe` block".into(),
+                }],
             },
         ];
         let mut out = Vec::new();

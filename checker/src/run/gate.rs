@@ -34,7 +34,7 @@ pub fn gate(
     out.event(&Event::Policy {
         files: checked.files.clone(),
         ms: checked.time.as_secs_f64() * 1000.0,
-        violations: checked.violations.iter().map(|v| v.to_string()).collect(),
+        violations: checked.violations.clone(),
     });
     if checked.violations.is_empty() {
         return Ok(None);

@@ -39,7 +39,7 @@ use crate::spec::lab::Lab;
 pub use crate::spec::rules::Rule;
 
 /// A broken rule: where, which, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Violation {
     /// The file as shown (relative to the workspace root when possible).
     pub file: String,
