@@ -176,7 +176,12 @@ enum Cmd {
     /// book/src/generated/sizes.md; the Rust Binder driver against
     /// binder_linux.ko likewise, to binder-sizes.md, and rnvme against
     /// nvme.ko + nvme-core.ko, to nvme-sizes.md.
-    Sizes,
+    Sizes {
+        /// Against this guest kernel series (default: the host's); another
+        /// series' tables go to sizes-<SERIES>.md and so on, committed.
+        #[arg(long = "guest", value_enum, value_name = "SERIES")]
+        linux: Option<checker::tools::guest::Linux>,
+    },
     /// Measure the Rust Binder driver against Debian's C binder.
     ///
     /// In one guest boot (C, Rust, Rust, C); writes
@@ -361,7 +366,7 @@ fn real_main(cli: Cli) -> Result<Outcome> {
             &workspace::root()?,
             &run::ensure_quiet()?,
         )),
-        Cmd::Sizes => sizes(),
+        Cmd::Sizes { linux } => sizes(linux),
         Cmd::BenchBinder {
             count,
             rounds,
@@ -562,7 +567,7 @@ fn doctests() -> Result<bool> {
 }
 
 /// `checker sizes`.
-fn sizes() -> Result<bool> {
+fn sizes(linux: Option<checker::tools::guest::Linux>) -> Result<bool> {
     let root = workspace::root()?;
     if root
         .join(checker::commands::export::STUDENT_COURSE)
@@ -575,15 +580,21 @@ fn sizes() -> Result<bool> {
         );
         return Ok(true);
     }
-    let tc = run::ensure_quiet()?;
-    print!("{}", checker::commands::sizes::run(&root, &tc)?);
-    if let Some(binder) = checker::commands::sizes::binder(&root, &tc)? {
-        print!("\n{binder}");
-    }
-    if let Some(nvme) = checker::commands::sizes::nvme(&root, &tc)? {
-        print!("\n{nvme}");
-    }
-    Ok(true)
+    bench(linux, |root, tc, other| {
+        use checker::commands::sizes;
+        let mut out = sizes::run(root, tc, other)?;
+        for table in [
+            sizes::binder(root, tc, other)?,
+            sizes::nvme(root, tc, other)?,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            out.push('\n');
+            out.push_str(&table);
+        }
+        Ok(out)
+    })
 }
 
 /// `checker bench-binder`.
@@ -621,8 +632,7 @@ fn bench_nvme(
 /// `book/src/generated/<stem>-<series>.md`: a table of a series other than
 /// the host's, beside the host's `<stem>.md`.
 fn generated(root: &Path, stem: &str, series: checker::tools::guest::Linux) -> PathBuf {
-    root.join("book/src/generated")
-        .join(format!("{stem}-{}.md", series.arg()))
+    checker::commands::sizes::generated_path(root, stem, Some(series))
 }
 
 /// Runs a benchmark on this workspace with the toolchain of the guest
