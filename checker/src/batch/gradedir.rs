@@ -806,7 +806,7 @@ pub fn jobs_for(p: &Prepared, out: &Path, guest: GuestArgs) -> Vec<Job> {
 /// `checker grade`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct GradeArgs {
-    /// The folder of submissions: DIR/<student>/labs/... or DIR/<student>.patch.
+    /// The folder of submissions: DIR/STUDENT/labs/... or DIR/STUDENT.patch.
     pub dir: PathBuf,
     /// Grade only this lab (repeatable; default: every lab a submission has).
     #[arg(long = "lab", value_name = "LAB")]
@@ -821,8 +821,8 @@ pub struct GradeArgs {
     /// records each run's seed (`checker lab --seed` reproduces it).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// The instructor's hidden steps: COURSE_DIR/<lab>/lab.toml (extra
-    /// `[[step]]`s) and COURSE_DIR/<lab>/expected/, never in a workspace.
+    /// The instructor's hidden steps: COURSE_DIR/LAB/lab.toml (extra
+    /// `[[step]]`s) and COURSE_DIR/LAB/expected/, never in a workspace.
     #[arg(long, value_name = "COURSE_DIR")]
     pub extra: Option<PathBuf>,
 }

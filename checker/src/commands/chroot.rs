@@ -188,7 +188,7 @@ pub fn mount_plan(root: &Path, cargo_home: &Path, rustup_home: &Path) -> Vec<Mou
 /// whose root is not its mount namespace's (EPERM, user_namespaces(7)).
 const ENTER: &str = "cd \"$0\" && pivot_root . . && umount -l . && exec chroot . \"$@\"";
 
-/// The command that runs `script` in `root` as root (see [`ENTER`]), with
+/// The command that runs `script` in `root` as root (see `ENTER`), with
 /// a login shell and a clean environment: `HOME`, [`PATH`], `TERM`, a
 /// UTF-8 locale, non-interactive apt.
 pub fn chroot_command(root: &Path, term: &str, script: &str) -> Vec<String> {

@@ -857,7 +857,7 @@ fn path_like(text: &str) -> Vec<&str> {
 }
 
 /// What a reader of the exported file `rel` would look for in vain: each
-/// line of its text (see [`reader_text`]) that [`mentions_solution`], or
+/// line of its text (see `reader_text`) that `mentions_solution`, or
 /// that names a path which, from the file's folder or one above it,
 /// `exists` says is in the full course (`Some(false)`) and in the export
 /// nowhere (never `Some(true)`); as `path:line: what`.

@@ -2,8 +2,8 @@
 //! `book.toml`): after mdBook has expanded the includes, every chapter
 //! goes through two passes:
 //!
-//! - [`strip_markers`](crate::spec::skeleton::strip_markers): the
-//!   solution pages show the reference code without its skeleton markers;
+//! - [`crate::spec::skeleton::strip_markers`] drops the skeleton markers,
+//!   so the solution pages show the reference code without them;
 //! - [`figures`]: a ` ```mermaid ` listing becomes a figure, drawn in the
 //!   reader's browser by `book/theme/diagrams.js` with Mermaid, in the
 //!   colours of the reader's theme. Left as a listing, mdBook would hand it

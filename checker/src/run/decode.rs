@@ -5,7 +5,7 @@
 //! The module's `.ko` is a relocatable object: every function sits in a
 //! section of its own (`.text.NAME`, Rust's and Kbuild's function sections)
 //! at offset 0, so "the address" of a line is an offset into a section.
-//! [`decode`] does what a person does by hand (book/src/debug-kernel.md,
+//! [`annotate`] does what a person does by hand (book/src/debug-kernel.md,
 //! "Reading an Oops"): `readelf -s` gives the symbol's section and value,
 //! and binutils' `addr2line -j SECTION -f -i` turns `value + OFF` into the
 //! file and line, with the functions inlined there. The Rust code's line

@@ -130,7 +130,7 @@ pub struct LabRequest {
     /// Keep the guest's temporary folder (initramfs, console and result logs).
     #[arg(long)]
     pub keep: bool,
-    /// Use this lab folder instead of labs/<name> (for testing the checker).
+    /// Use this lab folder instead of labs/NAME (for testing the checker).
     #[arg(long, hide = true, value_name = "PATH")]
     pub lab_dir: Option<PathBuf>,
     /// Run only up to step K (1-based) and stop there.
@@ -153,8 +153,8 @@ pub struct LabRequest {
     /// names the seed of every run; default: a new one).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Add the instructor's extra steps of COURSE_DIR/<lab>/lab.toml,
-    /// with their snapshots in COURSE_DIR/<lab>/expected/.
+    /// Add the instructor's extra steps of COURSE_DIR/LAB/lab.toml,
+    /// with their snapshots in COURSE_DIR/LAB/expected/.
     #[arg(long, value_name = "COURSE_DIR")]
     pub extra: Option<PathBuf>,
     /// The reference solution's modules, built already (for `checker

@@ -202,7 +202,7 @@ pub fn skeleton_form(lab: &Lab) -> Result<Vec<(String, String)>> {
 /// `solution` as a reader of the book sees it: the solution's lines, without
 /// the markers and the skeleton's lines. The book's solution pages include
 /// the solutions by anchor, and the book runs this over every page as an
-/// mdBook preprocessor (see [`mdbook_preprocess`]). A code fence ends any
+/// mdBook preprocessor (`checker mdbook-preprocess`, [`crate::commands::mdbook`]). A code fence ends any
 /// region an anchor cut short.
 pub fn strip_markers(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -436,7 +436,7 @@ pub fn limit_in(output: &str) -> Option<Limit> {
 /// own included (`-Zbuild-std`), outside the sandbox, where the network
 /// is: inside, cargo finds them in `CARGO_HOME` and works offline. A
 /// failure is left for the build to report. Done once for each state of
-/// the lock file and the toolchain pin ([`fetch_key`]), remembered in
+/// the lock file and the toolchain pin (`fetch_key`), remembered in
 /// `target/sandbox-fetched`: the two `cargo fetch` take most of the
 /// sandbox's cost (0.1-0.8 s).
 pub fn fetch(root: &Path) {

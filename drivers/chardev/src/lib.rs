@@ -5,9 +5,9 @@
 //! `/proc/devices` (`mknod /dev/rust_chardev0 c MAJOR 0`, and so on). Every
 //! open of minor `n` shares buffer `n`; the four buffers are independent.
 //! A write appends to the buffer, wherever the file position is (at most
-//! [`CAPACITY`] bytes, then `ENOSPC`), and leaves the position at the new
+//! `CAPACITY`, 4096 bytes, then `ENOSPC`), and leaves the position at the new
 //! end, as `O_APPEND` does for a file. A read returns the buffer from the
-//! file position, `lseek` moves it anywhere from 0 to [`CAPACITY`] (all
+//! file position, `lseek` moves it anywhere from 0 to `CAPACITY` (all
 //! `whence`s, `SEEK_DATA` and `SEEK_HOLE` included, as for a file), and an
 //! open with `O_TRUNC` (the shell's `>`) empties the buffer.
 //!
