@@ -20,7 +20,8 @@
 //!    downloaded on the machines this was written on; glibc is newer in
 //!    trixie, so the host's toolchain runs there).
 //! 4. `.devcontainer/bootstrap.sh` inside (what the Containerfile and the
-//!    dev container run), then `make lab-01` and `make lab-01 SOLUTION=1`,
+//!    dev container run), then `make lab-01` and `make lab-01 SOLUTION=1`
+//!    (or those of the labs `--labs` names),
 //!    each `chroot . /usr/bin/env -i ... /bin/bash -lc ...` in a private
 //!    mount namespace whose root is ROOT (`pivot_root`): in a plain chroot
 //!    the kernel refuses bubblewrap its user namespace. make exits
@@ -72,6 +73,48 @@ pub struct ChrootArgs {
     /// Make a new debootstrap root instead of the cached one.
     #[arg(long)]
     pub fresh: bool,
+    /// The labs graded inside, each skeleton then solution (comma
+    /// separated).
+    #[arg(long, value_delimiter = ',', default_value = "lab-01", value_parser = lab_name)]
+    pub labs: Vec<String>,
+}
+
+/// A lab's name as `--labs` takes it: `lab-` and two digits (it becomes
+/// part of a shell command inside the root).
+fn lab_name(s: &str) -> std::result::Result<String, String> {
+    let digits = s.strip_prefix("lab-").unwrap_or("");
+    if digits.len() == 2 && digits.bytes().all(|b| b.is_ascii_digit()) {
+        Ok(s.to_owned())
+    } else {
+        Err(format!("{s:?} is not a lab's name (lab-NN)"))
+    }
+}
+
+/// The phases inside the root: the set-up, then for each lab its
+/// skeleton (a graded failure) and its solution (a pass): what each is,
+/// its log's name, its command, and the verdict it must give.
+pub fn phases(labs: &[String]) -> Vec<(String, String, String, Expect)> {
+    let mut out = vec![(
+        "set-up inside (bootstrap.sh)".to_owned(),
+        "setup".to_owned(),
+        ".devcontainer/bootstrap.sh".to_owned(),
+        Expect::Success,
+    )];
+    for lab in labs {
+        out.push((
+            format!("make {lab} (skeleton: must fail)"),
+            lab.clone(),
+            format!("make {lab}"),
+            Expect::GradedFailure,
+        ));
+        out.push((
+            format!("make {lab} SOLUTION=1 (must pass)"),
+            format!("{lab}-solution"),
+            format!("make {lab} SOLUTION=1"),
+            Expect::Passed,
+        ));
+    }
+    out
 }
 
 /// The folders of the check under the cache.
@@ -255,7 +298,7 @@ fn mounted_below(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(mounts_below(&text, dir))
 }
 
-/// What a phase of lab 01 must end with.
+/// What a phase inside the root must end with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {
     /// The set-up: exit 0.
@@ -434,7 +477,7 @@ fn stream(cmd: &[String], log: &Path) -> Result<(Option<i32>, String)> {
 
 /// One phase's line of the summary.
 struct Timed {
-    what: &'static str,
+    what: String,
     seconds: f64,
     result: Result<(), String>,
 }
@@ -565,31 +608,11 @@ pub fn run(workspace: &Path, cache: &Path, args: &ChrootArgs) -> Result<bool> {
         .ok()
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| "dumb".into());
-    let phases: [(&str, &str, &str, Expect); 3] = [
-        (
-            "set-up inside (bootstrap.sh)",
-            "setup",
-            ".devcontainer/bootstrap.sh",
-            Expect::Success,
-        ),
-        (
-            "make lab-01 (skeleton: must fail)",
-            "lab-01",
-            "make lab-01",
-            Expect::GradedFailure,
-        ),
-        (
-            "make lab-01 SOLUTION=1 (must pass)",
-            "lab-01-solution",
-            "make lab-01 SOLUTION=1",
-            Expect::Passed,
-        ),
-    ];
     let mut passed = true;
-    for (what, log, script, expect) in phases {
+    for (what, log, script, expect) in phases(&args.labs) {
         let started = Instant::now();
         println!("chroot-check: {what} ...");
-        let cmd = chroot_command(&dirs.run, &term, script);
+        let cmd = chroot_command(&dirs.run, &term, &script);
         let (code, output) = stream(&cmd, &dirs.logs.join(format!("{log}.log")))?;
         check_interrupted()?;
         let result = verdict(expect, checker_code(code, &output), &output);
@@ -603,7 +626,7 @@ pub fn run(workspace: &Path, cache: &Path, args: &ChrootArgs) -> Result<bool> {
         );
         let setup_failed = expect == Expect::Success && result.is_err();
         passed &= result.is_ok();
-        times.push(timed(what, started, result));
+        times.push(timed(&what, started, result));
         if setup_failed {
             break;
         }
@@ -672,9 +695,9 @@ fn copy_local_cas(root: &Path) -> Result<()> {
     Ok(())
 }
 
-fn timed(what: &'static str, started: Instant, result: Result<(), String>) -> Timed {
+fn timed(what: &str, started: Instant, result: Result<(), String>) -> Timed {
     Timed {
-        what,
+        what: what.to_owned(),
         seconds: started.elapsed().as_secs_f64(),
         result,
     }
@@ -711,6 +734,34 @@ fn git_dirty(workspace: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_lab_is_graded_twice_after_the_set_up() {
+        let got: Vec<(String, Expect)> = phases(&["lab-01".into(), "lab-11".into()])
+            .into_iter()
+            .map(|(_, log, script, expect)| (format!("{log}: {script}"), expect))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("setup: .devcontainer/bootstrap.sh".into(), Expect::Success),
+                ("lab-01: make lab-01".into(), Expect::GradedFailure),
+                (
+                    "lab-01-solution: make lab-01 SOLUTION=1".into(),
+                    Expect::Passed
+                ),
+                ("lab-11: make lab-11".into(), Expect::GradedFailure),
+                (
+                    "lab-11-solution: make lab-11 SOLUTION=1".into(),
+                    Expect::Passed
+                ),
+            ]
+        );
+        assert_eq!(lab_name("lab-04"), Ok("lab-04".into()));
+        for bad in ["lab-4", "lab-041", "lab-01; rm -rf /", "drivers/nvme", ""] {
+            assert!(lab_name(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn debootstrap_is_minbase_trixie() {
