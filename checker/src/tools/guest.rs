@@ -158,6 +158,7 @@ pub fn toolchain_for(series: Linux, base: Toolchain, workspace: &Path) -> Result
         None => fetch_once(series, &base.cache)?,
     };
     let g = GuestKernel::locate(&base.cache, &abi);
+    g.merge_usr_lib()?;
     let boot_kernel = if g.vmlinux.is_file() {
         g.vmlinux.clone()
     } else {

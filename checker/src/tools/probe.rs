@@ -93,6 +93,19 @@ impl GuestKernel {
         }
     }
 
+    /// Makes `lib` a link to `usr/lib` when the image put its modules
+    /// under `usr/lib/modules` only (Debian 13's packages, merged `/usr`),
+    /// so that `lib/modules/<abi>` holds them on every release. Nothing
+    /// happens when `lib` exists or there is no `usr/lib/modules`.
+    pub fn merge_usr_lib(&self) -> Result<()> {
+        let lib = self.dir.join("lib");
+        if lib.symlink_metadata().is_err() && self.dir.join("usr/lib/modules").is_dir() {
+            std::os::unix::fs::symlink("usr/lib", &lib)
+                .with_context(|| format!("cannot link {} to usr/lib", lib.display()))?;
+        }
+        Ok(())
+    }
+
     /// The kernel release its modules are for (the one folder of
     /// `lib/modules`), when it is unpacked.
     pub fn release(&self) -> Option<String> {
@@ -336,5 +349,26 @@ mod tests {
             g.modules_dir,
             Path::new("/c/6.1.0-57-amd64/lib/modules/6.1.0-57-amd64")
         );
+    }
+
+    #[test]
+    fn debian_13_modules_under_usr_are_found_through_lib() {
+        let d = tempfile::tempdir().unwrap();
+        let abi = "6.12.118+deb13-amd64";
+        let g = GuestKernel::locate(d.path(), abi);
+        crate::testutil::write(
+            &g.dir,
+            &[(&format!("usr/lib/modules/{abi}/modules.dep"), "")],
+        );
+        assert!(!g.modules_dir.is_dir());
+        g.merge_usr_lib().unwrap();
+        assert!(g.modules_dir.join("modules.dep").is_file());
+        assert_eq!(g.release().as_deref(), Some(abi));
+        // Again, and for an image with /lib/modules: nothing changes.
+        g.merge_usr_lib().unwrap();
+        let old = GuestKernel::locate(d.path(), "6.1.0-57-amd64");
+        crate::testutil::write(&old.dir, &[("lib/modules/6.1.0-57-amd64/modules.dep", "")]);
+        old.merge_usr_lib().unwrap();
+        assert!(!old.dir.join("lib").is_symlink());
     }
 }

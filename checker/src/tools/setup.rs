@@ -158,6 +158,7 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
     let cache = ::vm::cache_root();
     let guest = probe::GuestKernel::locate(&cache, &abi);
     ensure_guest_kernel(&mut apt, &abi, &cache, &guest, &say)?;
+    guest.merge_usr_lib()?;
     let boot_kernel = boot_kernel(&guest, &say);
 
     // 3b. Chromium, only for the browser check.
