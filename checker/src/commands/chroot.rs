@@ -664,9 +664,12 @@ pub fn run(workspace: &Path, cache: &Path, args: &ChrootArgs) -> Result<bool> {
     println!(
         "chroot-check: {} in {:.0} s (logs in {}; the root stays in {} until the next run)",
         if passed {
-            "Debian 13 set up from nothing; lab 01's skeleton failed and its solution passed"
+            format!(
+                "Debian 13 set up from nothing; the skeletons of {} failed and their solutions passed",
+                args.labs.join(", ")
+            )
         } else {
-            "FAILED on Debian 13"
+            "FAILED on Debian 13".to_owned()
         },
         all.elapsed().as_secs_f64(),
         dirs.logs.display(),
