@@ -48,7 +48,7 @@ chroot-check:
 GUEST_ARG = $(if $(GUEST),--guest $(GUEST))
 
 lab-%:
-	$(CHECKER) lab $@ $(if $(SOLUTION),--solution) $(if $(KERNEL),--kernel $(KERNEL)) $(GUEST_ARG) $(if $(SEED),--seed $(SEED))
+	$(CHECKER) lab $@ $(if $(SOLUTION),--solution) $(if $(KERNEL),--kernel $(KERNEL)) $(GUEST_ARG) $(if $(SEED),--seed $(SEED)) $(if $(COLD),--cold)
 
 watch-%:
 	$(CHECKER) watch lab-$* $(if $(SOLUTION),--solution)

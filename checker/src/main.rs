@@ -344,7 +344,14 @@ fn real_main(cli: Cli) -> Result<Outcome> {
         Cmd::Lab {
             request,
             result_json,
-        } => lab(&request, &mut Terminal::stdout(), result_json.as_deref()),
+        } => {
+            // `checker lab` restores a saved guest (`--cold` boots).
+            let request = LabRequest {
+                saved_guest: true,
+                ..request
+            };
+            lab(&request, &mut Terminal::stdout(), result_json.as_deref())
+        }
         Cmd::Shell {
             request,
             limit,

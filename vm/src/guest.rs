@@ -205,12 +205,37 @@ pub fn write_initramfs(
     let file =
         fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut w = cpio::Writer::new(std::io::BufWriter::new(file));
+    write_system(&mut w, busybox)?;
+    write_lab(&mut w, contents, steps)?;
+    let token_file = channel::TOKEN_FILE.trim_start_matches('/');
+    w.file(token_file, 0o600, format!("{token}\n").as_bytes())?;
+    w.finish()?;
+    Ok(())
+}
+
+/// The initramfs's system part: its folders (`/lab` too), `/dev/console`,
+/// busybox and `/init`.
+pub(crate) fn write_system<W: std::io::Write>(
+    w: &mut cpio::Writer<W>,
+    busybox: &[u8],
+) -> std::io::Result<()> {
     for dir in ["bin", "dev", "proc", "sys", "tmp", "lab"] {
         w.dir(dir, 0o755)?;
     }
     w.char_dev("dev/console", 0o600, 5, 1)?;
     w.file("bin/busybox", 0o755, busybox)?;
-    w.file("init", 0o755, INIT.as_bytes())?;
+    w.file("init", 0o755, INIT.as_bytes())
+}
+
+/// The run's files under `/lab/` (its folder itself excepted): the
+/// modules, the image's with their `load.sh`, the programs, the runner
+/// and the steps; not the token. A cold boot's initramfs holds them, and
+/// so does the cpio a restored guest unpacks ([`crate::snapshot`]).
+pub(crate) fn write_lab<W: std::io::Write>(
+    w: &mut cpio::Writer<W>,
+    contents: &Contents,
+    steps: &[Step],
+) -> std::io::Result<()> {
     // The reference solution's modules (`ref/NAME`) have a folder of their own.
     if contents
         .modules
@@ -245,11 +270,7 @@ pub fn write_initramfs(
     }
     w.file("lab/runner.sh", 0o755, channel::RUNNER.as_bytes())?;
     let script = channel::steps_script(steps);
-    w.file("lab/steps.sh", 0o755, script.as_bytes())?;
-    let token_file = channel::TOKEN_FILE.trim_start_matches('/');
-    w.file(token_file, 0o600, format!("{token}\n").as_bytes())?;
-    w.finish()?;
-    Ok(())
+    w.file("lab/steps.sh", 0o755, script.as_bytes())
 }
 
 /// The static busybox, refused when it is dynamically linked.

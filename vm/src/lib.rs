@@ -32,6 +32,7 @@ pub mod guest;
 pub mod image;
 pub mod qemu;
 pub mod shell;
+pub mod snapshot;
 pub mod tools;
 
 pub use channel::{StepRecord, Transcript};

@@ -47,10 +47,14 @@ impl std::fmt::Display for Interrupted {
 impl std::error::Error for Interrupted {}
 
 /// Events reported while the guest runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Progress {
     /// QEMU started.
     Booting,
+    /// QEMU started from a saved, booted guest ([`crate::snapshot`]).
+    Restoring,
+    /// A one-line note: saving a booted guest, or why a run boots cold.
+    Note(String),
     /// Step `index` (0-based) started in the guest.
     StepStarted(usize),
 }
@@ -85,6 +89,9 @@ pub struct GuestRun {
     pub boot_time: Option<Duration>,
     /// The temporary folder, when kept.
     pub kept_dir: Option<PathBuf>,
+    /// Restored from a saved guest ([`crate::snapshot`]), not booted;
+    /// `console` starts with the saved boot's console.
+    pub restored: bool,
 }
 
 /// Kills and reaps QEMU when dropped, whatever the exit path.
@@ -174,19 +181,20 @@ pub fn run(guest: &Guest, progress: &mut dyn FnMut(Progress)) -> Result<GuestRun
         wall,
         boot_time,
         kept_dir: guest.keep.then(|| tmp.keep()),
+        restored: false,
     })
 }
 
 /// The files of one run, in its temporary folder.
-struct RunFiles {
-    initramfs: PathBuf,
-    console: PathBuf,
-    results: PathBuf,
-    stderr: PathBuf,
+pub(crate) struct RunFiles {
+    pub(crate) initramfs: PathBuf,
+    pub(crate) console: PathBuf,
+    pub(crate) results: PathBuf,
+    pub(crate) stderr: PathBuf,
 }
 
 impl RunFiles {
-    fn in_dir(dir: &Path) -> RunFiles {
+    pub(crate) fn in_dir(dir: &Path) -> RunFiles {
         RunFiles {
             initramfs: dir.join("initramfs.cpio"),
             console: dir.join("console.log"),
@@ -198,19 +206,22 @@ impl RunFiles {
 
 /// Starts QEMU for `guest`.
 fn start(guest: &Guest, files: &RunFiles) -> Result<QemuGuard> {
+    spawn(
+        &qemu_args(guest, &files.initramfs, &files.console, &files.results),
+        &files.stderr,
+    )
+}
+
+/// Starts QEMU with `args`, its stderr to the file `stderr`.
+pub(crate) fn spawn(args: &[String], stderr: &Path) -> Result<QemuGuard> {
     let mut cmd = Command::new("qemu-system-x86_64");
-    cmd.args(qemu_args(
-        guest,
-        &files.initramfs,
-        &files.console,
-        &files.results,
-    ))
-    .stdin(Stdio::null())
-    .stdout(Stdio::null())
-    .stderr(fs::File::create(&files.stderr)?)
-    // Its own process group: Ctrl-C reaches the checker only, which then
-    // kills QEMU itself.
-    .process_group(0);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(stderr)?)
+        // Its own process group: Ctrl-C reaches the checker only, which then
+        // kills QEMU itself.
+        .process_group(0);
     let child = cmd
         .spawn()
         .context("cannot start qemu-system-x86_64: install qemu-system-x86 (`make setup`)")?;
@@ -244,17 +255,17 @@ pub(crate) fn wait(
 
 /// Follows the result channel while the guest runs: reports each step's
 /// start once and notes when the first one started.
-struct StepWatch<'a> {
+pub(crate) struct StepWatch<'a> {
     token: &'a str,
     started: Instant,
     seen_len: u64,
     /// Steps whose start was reported.
     reported: usize,
-    boot_time: Option<Duration>,
+    pub(crate) boot_time: Option<Duration>,
 }
 
 impl<'a> StepWatch<'a> {
-    fn new(token: &'a str, started: Instant) -> Self {
+    pub(crate) fn new(token: &'a str, started: Instant) -> Self {
         StepWatch {
             token,
             started,
@@ -265,7 +276,7 @@ impl<'a> StepWatch<'a> {
     }
 
     /// Reads the channel again if it grew.
-    fn poll(&mut self, results: &Path, progress: &mut dyn FnMut(Progress)) {
+    pub(crate) fn poll(&mut self, results: &Path, progress: &mut dyn FnMut(Progress)) {
         let len = fs::metadata(results).map(|m| m.len()).unwrap_or(0);
         if len == self.seen_len {
             return;

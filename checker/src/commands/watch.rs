@@ -79,6 +79,7 @@ pub fn run(args: &WatchArgs) -> Result<bool> {
     let request = LabRequest {
         name: args.lab.clone(),
         solution: args.solution,
+        saved_guest: true,
         ..LabRequest::default()
     };
     // A run that fails to start (say, the set-up) is reported as

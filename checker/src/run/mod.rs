@@ -55,6 +55,10 @@ pub struct LabOptions {
     /// The reference solution's modules, built already (`checker grade`
     /// builds them once for every student): no reference build then.
     pub reference: Option<PathBuf>,
+    /// Restore the guest from a saved, booted one instead of booting it
+    /// (`vm::snapshot`): `checker lab` and `watch` unless `--cold` or
+    /// `CHECKER_COLD_BOOT=1`; never the debug kernel.
+    pub saved_guest: bool,
 }
 
 /// The flags of every command that boots guests: `--timeout`, `--accel`
@@ -86,6 +90,7 @@ impl GuestArgs {
             keep,
             seed: None,
             reference: None,
+            saved_guest: false,
         })
     }
 }
@@ -166,6 +171,22 @@ pub struct LabRequest {
     #[arg(long, value_name = "SECS")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_timeout: Option<u64>,
+    /// Boot the guest instead of restoring the saved, booted guest that
+    /// `checker lab` starts from (also CHECKER_COLD_BOOT=1, make COLD=1).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cold: bool,
+    /// Whether this run may restore a saved guest: `checker lab` and
+    /// `watch` set it; a child run of `run`, `grade` or `fixtures` boots.
+    #[arg(skip)]
+    #[serde(skip)]
+    pub saved_guest: bool,
+}
+
+/// `CHECKER_COLD_BOOT` is set to something other than `0` or empty: boot
+/// every guest.
+fn cold_boot_env() -> bool {
+    std::env::var(vm::snapshot::COLD_ENV).is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
 /// The accelerator choice from `--accel`, else `CHECKER_ACCEL`, else auto.
@@ -311,6 +332,7 @@ fn resolve(
     let mut opts = req.guest.lab_options(req.solution, req.keep)?;
     opts.seed = req.seed;
     opts.reference = req.reference.clone();
+    opts.saved_guest = req.saved_guest && !req.cold && !cold_boot_env();
     if wants_shipped {
         let abi = tc.abi.clone();
         opts.reference = Some(shipped_reference_for(
@@ -926,16 +948,29 @@ impl LabRun<'_> {
                 Duration::from_secs(timeout),
                 (devices, files),
             )?;
-            let run = vm::run(&guest, &mut |p| {
+            let mut progress = |p| {
                 out.event(&match p {
                     Progress::Booting => Event::Booting {
                         accel: accel.to_string(),
                         why: why.clone(),
                         timeout,
                     },
+                    Progress::Restoring => Event::Booting {
+                        accel: accel.to_string(),
+                        why: format!("{why}; restored from a saved, booted guest (COLD=1 boots)"),
+                        timeout,
+                    },
+                    Progress::Note(text) => Event::Note { text },
                     Progress::StepStarted(n) => self.step_started(n),
                 })
-            })?;
+            };
+            // A saved guest only where it was asked for (`checker lab`,
+            // `watch`), and never on the debug kernel.
+            let run = if self.opts.saved_guest && !tc.debug {
+                vm::snapshot::run(&guest, &tc.modules_dir, &tc.cache, &mut progress)?
+            } else {
+                vm::run(&guest, &mut progress)?
+            };
             boots += 1;
             // Nothing of the lab's runs before its first step: a crash
             // then is the guest kernel's (seen: 6.12 under TCG, an int3
