@@ -7,6 +7,7 @@
 #   make lab-04 KERNEL=debug  the same on the debug kernel (KASAN, lockdep, ...)
 #   make lab-04 GUEST=6.12    the same on Linux 6.12 (default 6.1; downloaded once)
 #   make lab-04 SEED=42       draw the random steps' inputs from seed 42 again
+#   make lab-01 COLD=1        boot the guest instead of restoring the saved, booted one
 #   make vm-debug             build the debug kernel (cached; ~6 min cold)
 #   make watch-01             grade lab 01 again on every save
 #   make shell-01             lab 01's guest with a shell instead of its steps
