@@ -148,7 +148,7 @@ fn restore_or_why(
             root.display()
         )));
     }
-    let names = DRIVER_MODULES.map(String::from);
+    let names = modular(modules_dir, &DRIVER_MODULES);
     let modules = crate::image::guest_modules(modules_dir, &names)?;
     let busybox = guest::read_busybox()?;
     let text = key_text(guest, &modules, &busybox);
@@ -203,6 +203,23 @@ fn restore_or_why(
         }
         Restore::Failed(_) => unreachable!("restore fails only with a cold boot"),
     }
+}
+
+/// The names of `names` that are modules of the image, not built into its
+/// kernel (`modules.builtin`): Debian's 6.1 builds `virtio_pci` as a
+/// module, its 6.12 into the kernel.
+fn modular(modules_dir: &Path, names: &[&str]) -> Vec<String> {
+    let builtin = fs::read_to_string(modules_dir.join("modules.builtin")).unwrap_or_default();
+    let stems: Vec<String> = builtin
+        .lines()
+        .filter_map(|l| l.rsplit('/').next())
+        .map(|f| f.trim_end_matches(".ko").replace('-', "_"))
+        .collect();
+    names
+        .iter()
+        .filter(|n| !stems.contains(&n.replace('-', "_")))
+        .map(|n| n.to_string())
+        .collect()
 }
 
 /// `path`'s size and modification time, which change when a package
@@ -740,6 +757,18 @@ mod tests {
         let before = key_of(&key_text(&g, &[], b"bb"));
         fs::write(&kernel, b"three").unwrap();
         assert_ne!(key_of(&key_text(&g, &[], b"bb")), before);
+    }
+
+    #[test]
+    fn built_in_drivers_are_not_loaded() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(modular(dir.path(), &DRIVER_MODULES), DRIVER_MODULES);
+        fs::write(
+            dir.path().join("modules.builtin"),
+            "kernel/drivers/virtio/virtio.ko\nkernel/drivers/virtio/virtio_pci.ko\n",
+        )
+        .unwrap();
+        assert_eq!(modular(dir.path(), &DRIVER_MODULES), ["virtio_blk"]);
     }
 
     #[test]
