@@ -13,7 +13,7 @@
 //! (its modules, programs, steps and the runner) reach the restored guest
 //! on a disk that was empty at the save: a virtio disk of
 //! [`DRIVE_BYTES`], whose first 64 KiB block holds `MAGIC TOKEN SEED
-//! BLOCKS` and the next BLOCKS blocks a newc cpio of `/lab`
+//! BLOCKS EPOCH` (EPOCH: the host's time, which the guest's clock takes) and the next BLOCKS blocks a newc cpio of `/lab`
 //! ([`guest::write_lab`]). The saved guest polls that disk; once restored
 //! it unpacks the cpio, overwrites the header (the token) and goes on
 //! with `/init` as after a boot.
@@ -426,12 +426,12 @@ fn write_base(path: &Path, busybox: &[u8], modules: &[Module]) -> Result<()> {
 }
 
 /// The run disk's bytes before its cpio: the header block.
-pub fn disk_header(token: &str, seed: &str, cpio_len: usize) -> Option<Vec<u8>> {
+pub fn disk_header(token: &str, seed: &str, epoch: u64, cpio_len: usize) -> Option<Vec<u8>> {
     let blocks = cpio_len.div_ceil(BLOCK);
     if ((1 + blocks) * BLOCK) as u64 > DRIVE_BYTES {
         return None;
     }
-    let mut header = format!("{MAGIC} {token} {seed} {blocks}\n").into_bytes();
+    let mut header = format!("{MAGIC} {token} {seed} {blocks} {epoch}\n").into_bytes();
     header.resize(BLOCK, 0);
     Some(header)
 }
@@ -499,7 +499,10 @@ fn restore(guest: &Guest, entry: &Path, progress: &mut dyn FnMut(Progress)) -> R
     let mut w = cpio::Writer::new(Vec::new());
     guest::write_lab(&mut w, &contents, &guest.steps)?;
     let payload = w.finish()?;
-    let Some(header) = disk_header(&token, &seed, payload.len()) else {
+    let epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let Some(header) = disk_header(&token, &seed, epoch, payload.len()) else {
         return Ok(Restore::Failed(Decision::ColdBoot {
             why: format!(
                 "the run's files ({} MiB) do not fit the saved guest's disk",
@@ -805,16 +808,16 @@ mod tests {
 
     #[test]
     fn disk_header_and_its_limit() {
-        let h = disk_header("0123456789abcdef", "ab", 100_000).unwrap();
+        let h = disk_header("0123456789abcdef", "ab", 1_700_000_000, 100_000).unwrap();
         assert_eq!(h.len(), BLOCK);
         let line =
             String::from_utf8_lossy(&h[..h.iter().position(|&b| b == b'\n').unwrap()]).into_owned();
-        assert_eq!(line, format!("{MAGIC} 0123456789abcdef ab 2"));
+        assert_eq!(line, format!("{MAGIC} 0123456789abcdef ab 2 1700000000"));
         // `restore.sh` reads the line with `read -n 120`.
         let seed = "f".repeat(64);
-        let h = disk_header("0123456789abcdef", &seed, 100_000).unwrap();
+        let h = disk_header("0123456789abcdef", &seed, u64::MAX, 100_000).unwrap();
         assert!(h.iter().position(|&b| b == b'\n').unwrap() < 120);
-        assert!(disk_header("t", "s", DRIVE_BYTES as usize).is_none());
+        assert!(disk_header("t", "s", 0, DRIVE_BYTES as usize).is_none());
     }
 
     /// The guest script and the host agree on the names.
