@@ -190,8 +190,14 @@ fn restore_or_why(
                 started.elapsed().as_secs_f64(),
                 entry.display()
             )));
+            prune(&root, &key, UNUSED_FOR);
         }
     }
+    // Its last use, for [`prune`].
+    let _ = fs::File::options()
+        .write(true)
+        .open(entry.join(KEY))
+        .and_then(|f| f.set_modified(std::time::SystemTime::now()));
     match restore(guest, &entry, progress)? {
         Restore::Ran(run) => Ok(Ok(*run)),
         Restore::Failed(Decision::ColdBoot { why, forget }) => {
@@ -220,6 +226,40 @@ fn modular(modules_dir: &Path, names: &[&str]) -> Vec<String> {
         .filter(|n| !stems.contains(&n.replace('-', "_")))
         .map(|n| n.to_string())
         .collect()
+}
+
+/// Entries not restored for this long go when another is saved.
+const UNUSED_FOR: Duration = Duration::from_secs(14 * 24 * 3600);
+
+/// Removes the entries of `root` but `keep` that were last restored (the
+/// time of their `key.txt`) over `age` ago, with their lock and marker
+/// files, and saves that were abandoned over a day ago: each entry is
+/// 60-70 MB, and a new QEMU, kernel or `/init` makes a new one.
+fn prune(root: &Path, keep: &str, age: Duration) {
+    let old = |p: &Path, age: Duration| {
+        fs::metadata(p)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|e| e > age))
+    };
+    let Ok(dir) = fs::read_dir(root) else {
+        return;
+    };
+    for e in dir.filter_map(|e| e.ok()) {
+        let (path, name) = (e.path(), e.file_name().to_string_lossy().into_owned());
+        if !path.is_dir() || name == keep {
+            continue;
+        }
+        if name.starts_with(".saving-") {
+            if old(&path, Duration::from_secs(24 * 3600)) {
+                let _ = fs::remove_dir_all(&path);
+            }
+            continue;
+        }
+        if old(&path.join(KEY), age) || !path.join(KEY).exists() && old(&path, age) {
+            let _ = fs::remove_dir_all(&path);
+            let _ = fs::remove_file(root.join(format!("{name}.lock")));
+        }
+    }
 }
 
 /// `path`'s size and modification time, which change when a package
@@ -772,6 +812,31 @@ mod tests {
         )
         .unwrap();
         assert_eq!(modular(dir.path(), &DRIVER_MODULES), ["virtio_blk"]);
+    }
+
+    #[test]
+    fn prune_keeps_what_was_used() {
+        let root = tempfile::tempdir().unwrap();
+        let day = Duration::from_secs(24 * 3600);
+        let long_ago = std::time::SystemTime::now() - 30 * day;
+        for name in ["recent", "unused", "current"] {
+            fs::create_dir(root.path().join(name)).unwrap();
+            fs::write(root.path().join(name).join(KEY), "k").unwrap();
+            fs::write(root.path().join(format!("{name}.lock")), "").unwrap();
+        }
+        for name in ["unused", "current"] {
+            fs::File::options()
+                .write(true)
+                .open(root.path().join(name).join(KEY))
+                .unwrap()
+                .set_modified(long_ago)
+                .unwrap();
+        }
+        prune(root.path(), "current", 14 * day);
+        let left = |n: &str| root.path().join(n).exists();
+        assert!(left("recent") && left("recent.lock"));
+        assert!(left("current"), "the entry just saved stays");
+        assert!(!left("unused") && !left("unused.lock"));
     }
 
     #[test]
