@@ -17,6 +17,43 @@ use serde::{Deserialize, Serialize};
 use crate::plan::StepId;
 use crate::run::result::RunResult;
 
+/// How QEMU ended when the guest stopped before its steps finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QemuExit {
+    /// It exited with this code.
+    Code(i32),
+    /// A signal ended it.
+    Signal(i32),
+    /// It left no status: the runner killed it.
+    Killed,
+}
+
+impl QemuExit {
+    /// From QEMU's exit status, `None` when the runner killed it.
+    pub fn of(status: Option<std::process::ExitStatus>) -> QemuExit {
+        use std::os::unix::process::ExitStatusExt as _;
+        match status {
+            Some(s) => match (s.code(), s.signal()) {
+                (Some(code), _) => QemuExit::Code(code),
+                (None, Some(signal)) => QemuExit::Signal(signal),
+                (None, None) => QemuExit::Killed,
+            },
+            None => QemuExit::Killed,
+        }
+    }
+}
+
+impl std::fmt::Display for QemuExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QemuExit::Code(code) => write!(f, "exit status: {code}"),
+            QemuExit::Signal(signal) => write!(f, "signal: {signal}"),
+            QemuExit::Killed => f.write_str("killed"),
+        }
+    }
+}
+
 /// One thing that happened in a lab run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
@@ -119,8 +156,8 @@ pub enum Event {
     },
     /// The guest stopped before the steps finished, with no crash seen.
     GuestStopped {
-        /// QEMU's exit status (`killed` when it had none).
-        qemu: String,
+        /// How QEMU ended.
+        qemu: QemuExit,
         /// The console's last lines.
         console: String,
         /// What QEMU said on its standard error.
@@ -199,6 +236,11 @@ mod tests {
                     reason: "`unsafe` block".into(),
                 }],
             },
+            Event::GuestStopped {
+                qemu: QemuExit::Code(1),
+                console: "Kernel panic".into(),
+                qemu_said: None,
+            },
         ];
         let mut out = Vec::new();
         for e in &events {
@@ -207,6 +249,8 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         let back: Vec<Event> = text.lines().map(decode).collect();
         assert_eq!(back, events);
+        assert_eq!(QemuExit::Code(1).to_string(), "exit status: 1");
+        assert_eq!(QemuExit::of(None).to_string(), "killed");
         assert_eq!(
             decode("setup: installing qemu"),
             Event::Output {

@@ -1195,10 +1195,7 @@ impl LabRun<'_> {
         }
         // The guest stopped before reporting anything (or QEMU failed).
         Some(Event::GuestStopped {
-            qemu: run
-                .qemu_status
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| "killed".into()),
+            qemu: events::QemuExit::of(run.qemu_status),
             console: vm::console::tail(&run.console, CONSOLE_TAIL),
             qemu_said: (!run.qemu_stderr.trim().is_empty())
                 .then(|| vm::console::tail(&run.qemu_stderr, 10)),
