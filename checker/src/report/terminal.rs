@@ -391,7 +391,7 @@ mod tests {
                         .into(),
             }),
             timed_out: false,
-            accel: Some("tcg".into()),
+            accel: Some(vm::accel::Accel::Tcg),
             boot_time: Some(Duration::from_millis(2700)),
             wall: Duration::from_millis(9100),
             console_log: None,

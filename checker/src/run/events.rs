@@ -120,7 +120,8 @@ pub enum Event {
     /// The guest boots.
     Booting {
         /// The accelerator.
-        accel: String,
+        #[serde(with = "crate::run::result::accel_name")]
+        accel: vm::accel::Accel,
         /// Why that one.
         why: String,
         /// The time limit, seconds.

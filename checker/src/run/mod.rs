@@ -951,12 +951,12 @@ impl LabRun<'_> {
             let mut progress = |p| {
                 out.event(&match p {
                     Progress::Booting => Event::Booting {
-                        accel: accel.to_string(),
+                        accel,
                         why: why.clone(),
                         timeout,
                     },
                     Progress::Restoring => Event::Booting {
-                        accel: accel.to_string(),
+                        accel,
                         why: format!("{why}; restored from a saved, booted guest (COLD=1 boots)"),
                         timeout,
                     },
@@ -991,7 +991,7 @@ impl LabRun<'_> {
         }
         let result = self.grade_run(build, host_steps, &run, &disks, timeout, out)?;
         Ok(RunResult {
-            accel: Some(accel.to_string()),
+            accel: Some(accel),
             ..result
         })
     }

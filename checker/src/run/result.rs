@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use vm::accel::Accel;
+
 use crate::grade::{Crash, Score, StepGrade};
 use crate::tools::sandbox::Limit;
 
@@ -40,8 +42,10 @@ pub struct RunResult {
     pub crash: Option<Crash>,
     /// The guest hit its time limit.
     pub timed_out: bool,
-    /// Accelerator used (when the guest ran).
-    pub accel: Option<String>,
+    /// Accelerator used (when the guest ran): `"kvm"` or `"tcg"` in
+    /// results.json.
+    #[serde(default, with = "accel_name::option")]
+    pub accel: Option<Accel>,
     /// Boot time (QEMU start to the first step).
     pub boot_time: Option<Duration>,
     /// Total wall time of the run (build included).
@@ -67,5 +71,78 @@ impl RunResult {
     /// Every step passed and no crash was seen.
     pub fn passed(&self) -> bool {
         self.build.ok && self.crash.is_none() && self.passed_steps() == self.steps.len()
+    }
+}
+
+/// Serde for an accelerator as results.json and the events name it
+/// (`"kvm"`, `"tcg"`): `vm` has no serde.
+pub(crate) mod accel_name {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use vm::accel::Accel;
+
+    pub(crate) fn serialize<S: Serializer>(accel: &Accel, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(accel)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Accel, D::Error> {
+        parse(&String::deserialize(d)?).map_err(D::Error::custom)
+    }
+
+    fn parse(name: &str) -> Result<Accel, String> {
+        match name {
+            "kvm" => Ok(Accel::Kvm),
+            "tcg" => Ok(Accel::Tcg),
+            other => Err(format!("unknown accelerator {other:?}")),
+        }
+    }
+
+    /// The same for an `Option` (`null` when the guest did not run).
+    pub(crate) mod option {
+        use serde::de::Error as _;
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
+        use vm::accel::Accel;
+
+        pub(crate) fn serialize<S: Serializer>(
+            accel: &Option<Accel>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            accel.map(|a| a.to_string()).serialize(s)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<Accel>, D::Error> {
+            Option::<String>::deserialize(d)?
+                .map(|name| super::parse(&name).map_err(D::Error::custom))
+                .transpose()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Holder {
+        #[serde(default, with = "accel_name::option")]
+        accel: Option<Accel>,
+    }
+
+    #[test]
+    fn accelerators_keep_their_names_in_json() {
+        for (accel, json) in [
+            (Some(Accel::Tcg), r#"{"accel":"tcg"}"#),
+            (Some(Accel::Kvm), r#"{"accel":"kvm"}"#),
+            (None, r#"{"accel":null}"#),
+        ] {
+            let h = Holder { accel };
+            assert_eq!(serde_json::to_string(&h).unwrap(), json);
+            assert_eq!(serde_json::from_str::<Holder>(json).unwrap(), h);
+        }
+        // Files written before the field was typed, and without it.
+        assert_eq!(serde_json::from_str::<Holder>("{}").unwrap().accel, None);
+        assert!(serde_json::from_str::<Holder>(r#"{"accel":"hvf"}"#).is_err());
     }
 }
