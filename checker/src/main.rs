@@ -78,9 +78,15 @@ enum Cmd {
     ChildRun,
     /// Build the debug guest kernel, or say where the cached one is.
     ///
-    /// KASAN, lockdep, kmemleak, failslab (`make vm-debug`); then
-    /// `checker lab lab-04 --kernel debug` runs on it.
-    VmDebug,
+    /// KASAN, lockdep, kmemleak, failslab (`make vm-debug`), from the
+    /// kernel source of the host's series or of `--guest`'s; then
+    /// `checker lab lab-04 --kernel debug [--guest 6.12]` runs on it.
+    VmDebug {
+        /// Build it from this kernel series' source (default: the host's,
+        /// 6.1 on Debian 12, 6.12 on Debian 13).
+        #[arg(long = "guest", value_enum, value_name = "SERIES")]
+        linux: Option<checker::tools::guest::Linux>,
+    },
     /// CI's fresh start (`.ci/run`): purge every Debian package that a new
     /// machine does not have.
     ///
@@ -115,8 +121,9 @@ enum Cmd {
         references: Option<Vec<String>>,
         /// The kernels to build the reference modules for: `default` (the
         /// guest kernel `checker lab` uses here), `6.1`, `6.12`, `debug` (the
-        /// debug kernel, built first when not cached). A student's run on a
-        /// kernel the export has no references for is refused.
+        /// debug kernel of the host's series, built first when not cached),
+        /// `debug-6.1`, `debug-6.12`. A student's run on a kernel the export
+        /// has no references for is refused.
         #[arg(
             long,
             value_delimiter = ',',
@@ -359,7 +366,7 @@ fn real_main(cli: Cli) -> Result<Outcome> {
             gdb,
         } => shell(&request, limit, script.as_deref(), gdb.as_deref()),
         Cmd::ChildRun => child_run(),
-        Cmd::VmDebug => vm_debug(),
+        Cmd::VmDebug { linux } => vm_debug(linux),
         Cmd::ResetPackages { image, yes } => reset_packages(&image, yes),
         Cmd::NewDriver { dir } => new_driver(&dir),
         Cmd::Gradescope {
@@ -456,11 +463,13 @@ fn child_run() -> Result<bool> {
     lab(&req, &mut JsonLines(std::io::stdout()), None)
 }
 
-/// `checker vm-debug`.
-fn vm_debug() -> Result<bool> {
+/// `checker vm-debug [--guest SERIES]`.
+fn vm_debug(linux: Option<checker::tools::guest::Linux>) -> Result<bool> {
+    use checker::tools::debugkernel;
     vm::install_interrupt_handler()?;
     let started = std::time::Instant::now();
-    let dk = checker::tools::debugkernel::ensure(&vm::cache_root())?;
+    let series = linux.unwrap_or_else(debugkernel::host_series);
+    let dk = debugkernel::ensure(&vm::cache_root(), series)?;
     println!(
         "vm-debug: ready ({:.1} s): kernel tree {}",
         started.elapsed().as_secs_f64(),
@@ -545,14 +554,16 @@ fn export_toolchains(kernels: &[String], root: &Path) -> Result<Vec<setup::Toolc
             "6.12" => {
                 checker::tools::guest::guest_toolchain(Some(Linux::V6_12), None, base, &root)?
             }
-            "debug" => checker::tools::debugkernel::toolchain_for(
+            "debug" | "debug-6.1" | "debug-6.12" => checker::tools::debugkernel::toolchain_for(
                 KernelChoice::Debug,
+                name.strip_prefix("debug-").and_then(Linux::of),
                 base,
                 root.as_ref().expect("set above"),
             )?,
-            other => {
-                anyhow::bail!("--kernels: no kernel named {other:?} (default, 6.1, 6.12 or debug)")
-            }
+            other => anyhow::bail!(
+                "--kernels: no kernel named {other:?} (default, 6.1, 6.12, debug, debug-6.1 or \
+                 debug-6.12)"
+            ),
         };
         if !out.iter().any(|t| t.abi == tc.abi) {
             out.push(tc);

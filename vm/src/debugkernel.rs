@@ -1,12 +1,15 @@
 //! The debug guest kernel's build and cache (`make vm-debug`).
 //!
 //! Debian's kernel has none of the kernel's own bug detectors turned on. The
-//! debug kernel is built here from Debian's `linux-source-6.1` with the
-//! options of `debug/debug.config` (KASAN, lockdep, might-sleep checks,
-//! kmemleak, failslab) merged onto `make allnoconfig`, and cached in
-//! `<cache>/debug-<source version>-<key>/` where the key is a hash of the
-//! fragment's option lines: a changed option means a new folder and a new
-//! build, an unchanged one means no build at all.
+//! debug kernel is built here from Debian's kernel source of a series
+//! (`linux-source-6.1`, `linux-source-6.12`: the caller finds the tarball,
+//! see [`Source`]) with the options of `debug/debug.config` (KASAN,
+//! lockdep, might-sleep checks, kmemleak, failslab) merged onto `make
+//! allnoconfig`, and cached in `<cache>/debug-<source version>-<key>/`
+//! where the key is a hash of the fragment's option lines: a changed option
+//! means a new folder and a new build, an unchanged one means no build at
+//! all. The source version starts with the series (`6.1.192-3`,
+//! `6.12.95-1~bpo12+1`), so the two series' kernels live side by side.
 //!
 //! The fragment's `=m` options (the C drivers that labs compare against:
 //! `binder_linux`, the `nvme` stack) are built as modules inside the tree,
@@ -29,10 +32,14 @@ use crate::error::{bail, Context as _, Error, Result};
 
 /// The configuration fragment (`debug/debug.config`).
 pub const FRAGMENT: &str = include_str!("../debug/debug.config");
-/// The Debian package with the kernel source.
-pub const SOURCE_PACKAGE: &str = "linux-source-6.1";
-/// The tarball that package installs.
-pub const SOURCE_TARBALL: &str = "/usr/src/linux-source-6.1.tar.xz";
+/// The Debian package with the kernel source of `series` (`6.12`).
+pub fn source_package(series: &str) -> String {
+    format!("linux-source-{series}")
+}
+/// The tarball [`source_package`] holds, below its root (`usr/src/...`).
+pub fn source_tarball(series: &str) -> String {
+    format!("usr/src/linux-source-{series}.tar.xz")
+}
 /// The marker written when a build completed; it holds the build time.
 const COMPLETE: &str = "complete";
 
@@ -83,6 +90,18 @@ pub fn config_mismatches(fragment: &str, dotconfig: &str) -> Vec<String> {
         .collect()
 }
 
+/// What a debug kernel is built from: one series' source, as the caller
+/// found it (downloaded and unpacked, see the checker's
+/// `tools::debugkernel`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    /// The source package's version, e.g. `6.12.95-1~bpo12+1`: it starts
+    /// with the series.
+    pub version: String,
+    /// The source tarball, `.../linux-source-<series>.tar.xz`.
+    pub tarball: PathBuf,
+}
+
 /// Where one debug kernel lives in the cache.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DebugKernel {
@@ -90,6 +109,23 @@ pub struct DebugKernel {
     pub dir: PathBuf,
     /// The source version, e.g. `6.1.192-3`.
     pub version: String,
+}
+
+/// Whether the source `version` (`6.12.95-1~bpo12+1`) is of the kernel
+/// `series` (`6.12`, not `6.1`).
+pub fn is_of_series(version: &str, series: &str) -> bool {
+    version
+        .strip_prefix(series)
+        .is_some_and(|rest| rest.starts_with(['.', '-', '+', '~']))
+}
+
+/// The source version of a cache folder's name `debug-<version>-<key>`
+/// for the fragment's `key`.
+fn version_of_folder<'a>(name: &'a str, key: &str) -> Option<&'a str> {
+    name.strip_prefix("debug-")?
+        .strip_suffix(key)?
+        .strip_suffix('-')
+        .filter(|v| !v.is_empty())
 }
 
 impl DebugKernel {
@@ -128,64 +164,78 @@ impl DebugKernel {
     }
 }
 
-/// The installed version of [`SOURCE_PACKAGE`], if any.
-fn installed_version() -> Option<String> {
-    let out = Command::new("dpkg-query")
-        .args(["-W", "-f=${Version}", SOURCE_PACKAGE])
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    let v = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    (out.status.success() && !v.is_empty() && Path::new(SOURCE_TARBALL).is_file()).then_some(v)
+/// The cached debug kernel of `series` (`6.1`, `6.12`) for the current
+/// fragment, if one was built (no build, no network): of several source
+/// versions, the one built last.
+pub fn cached(cache: &Path, series: &str) -> Option<DebugKernel> {
+    let key = config_key(FRAGMENT);
+    fs::read_dir(cache)
+        .ok()?
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let version = version_of_folder(&name, &key)?;
+            if !is_of_series(version, series) {
+                return None;
+            }
+            let dk = DebugKernel::locate(cache, version);
+            let built = fs::metadata(dk.dir.join(COMPLETE)).ok()?.modified().ok()?;
+            dk.is_built().then_some((built, dk))
+        })
+        .max_by_key(|(built, _)| *built)
+        .map(|(_, dk)| dk)
 }
 
-/// The source version, after `install` (which installs the source and the
-/// kernel build's tools when any is missing).
-fn source_version(install: &dyn Fn() -> Result<()>) -> Result<String> {
-    install()?;
-    installed_version().ok_or_else(|| {
-        Error::Kernel(format!(
-            "{SOURCE_PACKAGE} is installed but {SOURCE_TARBALL} is missing; retry with `make vm-debug`"
-        ))
-    })
-}
-
-/// The cached debug kernel, if it was built (no build, no install).
-pub fn cached(cache: &Path) -> Option<DebugKernel> {
-    let dk = DebugKernel::locate(cache, &installed_version()?);
-    dk.is_built().then_some(dk)
-}
-
-/// Makes sure the debug kernel for the current fragment is built, building
-/// it when it is not (about a quarter of an hour on 2 cores; progress on
-/// stdout); `install` installs what the build needs first. Idempotent: a
-/// cached build costs a few checks.
-pub fn ensure(cache: &Path, install: &dyn Fn() -> Result<()>) -> Result<DebugKernel> {
+/// Makes sure the debug kernel of `series` for the current fragment is
+/// built, building it when it is not (about a quarter of an hour on 2
+/// cores; progress on stdout); `source` finds its source first (installing
+/// what the build needs, downloading the source when it is not cached).
+/// Idempotent: a cached build costs a few checks.
+pub fn ensure(
+    cache: &Path,
+    series: &str,
+    source: &dyn Fn() -> Result<Source>,
+) -> Result<DebugKernel> {
     let say = |s: &str| println!("{s}");
-    if let Some(dk) = cached(cache) {
+    let found = |dk: DebugKernel| {
         let took = fs::read_to_string(dk.dir.join(COMPLETE)).unwrap_or_default();
         say(&format!(
             "vm-debug: cached in {} ({})",
             dk.dir.display(),
             took.trim()
         ));
-        return Ok(dk);
+        dk
+    };
+    if let Some(dk) = cached(cache, series) {
+        return Ok(found(dk));
     }
-    let dk = DebugKernel::locate(cache, &source_version(install)?);
     // Two checkers (parallel runs of `--kernel debug`) must not build the
     // same tree at once: the second waits for the first, then finds it
     // built. The lock goes when the file is closed, also when we are killed.
     fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
-    let lock_path = cache.join("debug-kernel.lock");
+    let lock_path = cache.join(format!("debug-kernel-{series}.lock"));
     let lock = fs::File::create(&lock_path)
         .with_context(|| format!("cannot create {}", lock_path.display()))?;
     if lock.try_lock().is_err() {
         say("vm-debug: another checker is building the debug kernel; waiting for it");
         lock.lock()
             .with_context(|| format!("cannot lock {}", lock_path.display()))?;
+        if let Some(dk) = cached(cache, series) {
+            return Ok(found(dk));
+        }
     }
+    let src = source()?;
+    if !is_of_series(&src.version, series) {
+        bail!(
+            Kernel,
+            "the source {} is version {}, not of Linux {series}",
+            src.tarball.display(),
+            src.version
+        );
+    }
+    let dk = DebugKernel::locate(cache, &src.version);
     if !dk.is_built() {
-        build(&dk)?;
+        build(&dk, &src.tarball)?;
     }
     Ok(dk)
 }
@@ -223,7 +273,7 @@ fn check_status(status: std::process::ExitStatus, log: &Path, what: &str) -> Res
 
 /// Builds the debug kernel into `dk.dir` (unpack, configure, compile),
 /// then writes the [`COMPLETE`] marker with the time it took.
-fn build(dk: &DebugKernel) -> Result<()> {
+fn build(dk: &DebugKernel, tarball: &Path) -> Result<()> {
     let started = Instant::now();
     fs::create_dir_all(&dk.dir).with_context(|| format!("cannot create {}", dk.dir.display()))?;
     let log = dk.log();
@@ -233,7 +283,7 @@ fn build(dk: &DebugKernel) -> Result<()> {
         dk.dir.display()
     );
     println!("vm-debug: log in {}", log.display());
-    unpack(dk, &log)?;
+    unpack(dk, tarball, &log)?;
     configure(dk, &log)?;
     compile(dk, &log, started)?;
     let took = format!("built in {}", minutes(started.elapsed()));
@@ -243,19 +293,19 @@ fn build(dk: &DebugKernel) -> Result<()> {
     Ok(())
 }
 
-/// Unpacks [`SOURCE_TARBALL`] into a fresh tree (through a temporary
+/// Unpacks the source `tarball` into a fresh tree (through a temporary
 /// folder, so that a killed unpack leaves no half tree).
-fn unpack(dk: &DebugKernel, log: &Path) -> Result<()> {
+fn unpack(dk: &DebugKernel, tarball: &Path, log: &Path) -> Result<()> {
     let tree = dk.tree();
     let tmp = dk.dir.join("src.tmp");
-    println!("vm-debug: unpacking {SOURCE_TARBALL} ...");
+    println!("vm-debug: unpacking {} ...", tarball.display());
     let _ = fs::remove_dir_all(&tmp);
     let _ = fs::remove_dir_all(&tree);
     fs::create_dir_all(&tmp)?;
     run_logged(
         Command::new("tar")
             .arg("-xf")
-            .arg(SOURCE_TARBALL)
+            .arg(tarball)
             .arg("-C")
             .arg(&tmp)
             .arg("--strip-components=1"),
@@ -384,6 +434,58 @@ mod tests {
         let dotconfig = "CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=y\n";
         expect![[r##"["CONFIG_B=y", "# CONFIG_C is not set"]"##]]
             .assert_eq(&format!("{:?}", config_mismatches(fragment, dotconfig)));
+    }
+
+    #[test]
+    fn series_of_a_source_version() {
+        assert!(is_of_series("6.1.192-3", "6.1"));
+        assert!(!is_of_series("6.12.95-1~bpo12+1", "6.1"));
+        assert!(is_of_series("6.12.95-1~bpo12+1", "6.12"));
+        assert!(is_of_series("6.12.117-1", "6.12"));
+        assert!(!is_of_series("6.1.192-3", "6.12"));
+        assert!(!is_of_series("6.1", "6.1"));
+        let key = "76bab46d928cb87f";
+        assert_eq!(
+            version_of_folder("debug-6.12.95-1~bpo12+1-76bab46d928cb87f", key),
+            Some("6.12.95-1~bpo12+1")
+        );
+        assert_eq!(
+            version_of_folder("debug-6.1.192-3-0123456789abcdef", key),
+            None
+        );
+        assert_eq!(version_of_folder("debug--76bab46d928cb87f", key), None);
+        assert_eq!(version_of_folder("6.1.0-57-amd64", key), None);
+    }
+
+    #[test]
+    fn cached_per_series() {
+        let cache = tempfile::tempdir().unwrap();
+        let built = |version: &str| {
+            let dk = DebugKernel::locate(cache.path(), version);
+            fs::create_dir_all(dk.tree()).unwrap();
+            fs::write(dk.vmlinux(), "").unwrap();
+            fs::write(dk.dir.join(COMPLETE), "built in 6:00\n").unwrap();
+            dk
+        };
+        assert_eq!(cached(cache.path(), "6.1"), None);
+        let v61 = built("6.1.192-3");
+        assert_eq!(cached(cache.path(), "6.1"), Some(v61.clone()));
+        assert_eq!(cached(cache.path(), "6.12"), None);
+        // An interrupted build (no `complete`) is not cached.
+        let half = DebugKernel::locate(cache.path(), "6.12.95-1~bpo12+1");
+        fs::create_dir_all(half.tree()).unwrap();
+        fs::write(half.vmlinux(), "").unwrap();
+        assert_eq!(cached(cache.path(), "6.12"), None);
+        let v612 = built("6.12.95-1~bpo12+1");
+        assert_eq!(cached(cache.path(), "6.12"), Some(v612));
+        assert_eq!(cached(cache.path(), "6.1"), Some(v61));
+        // Another fragment's build is not this one's.
+        let other = cache.path().join("debug-6.1.200-1-0123456789abcdef");
+        fs::create_dir_all(other.join("src")).unwrap();
+        assert_eq!(
+            cached(cache.path(), "6.1").map(|d| d.version),
+            Some("6.1.192-3".to_owned())
+        );
     }
 
     #[test]

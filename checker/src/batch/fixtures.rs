@@ -141,7 +141,7 @@ fn selected(root: &Path, args: &FixturesArgs) -> Result<Vec<PathBuf>> {
     let mut dirs = all_fixtures(root)?;
     if args.kernel == KernelChoice::Debug {
         // Built once here, not by two runs at the same time.
-        debugkernel::ensure(&vm::cache_root())?;
+        debugkernel::ensure(&vm::cache_root(), debugkernel::host_series())?;
         dirs.retain(|d| d.join(verdict_name).is_file());
     }
     if !args.names.is_empty() {

@@ -315,10 +315,15 @@ fn resolve(
     let wants_shipped = student_course && req.reference.is_none() && lab.has_differential();
     if wants_shipped && req.kernel == Some(KernelChoice::Debug) {
         // Before the debug kernel's build, which takes minutes.
+        // Of the series asked for, when `--guest` names one.
+        let series = req.guest.linux;
         shipped_reference_for(
             &lab.dir,
             &lab.name,
-            |abi| abi.starts_with("debug-"),
+            |abi| {
+                abi.starts_with("debug-")
+                    && series.is_none_or(|l| crate::tools::guest::Linux::of(abi) == Some(l))
+            },
             "the debug kernel",
         )?;
     }
@@ -326,7 +331,9 @@ fn resolve(
     let tc = crate::tools::guest::guest_toolchain(req.guest.linux, req.kernel, tc, &root)?;
     let tc = match (req.kernel.unwrap_or_default(), &root) {
         (KernelChoice::Debian, _) => tc,
-        (choice, Ok(r)) => crate::tools::debugkernel::toolchain_for(choice, tc, r)?,
+        (choice, Ok(r)) => {
+            crate::tools::debugkernel::toolchain_for(choice, req.guest.linux, tc, r)?
+        }
         (_, Err(e)) => anyhow::bail!("--kernel debug needs the workspace: {e}"),
     };
     let mut opts = req.guest.lab_options(req.solution, req.keep)?;

@@ -1,7 +1,10 @@
 //! The debug guest kernel: `make vm-debug` and `checker lab --kernel debug`.
 //!
 //! Debian's kernel has none of the kernel's own bug detectors turned on. The
-//! debug kernel is built here from Debian's `linux-source-6.1` with the
+//! debug kernel is built here from Debian's kernel source of a series,
+//! `linux-source-6.1` or `linux-source-6.12` (`--guest`; default the
+//! host's series), downloaded from Debian's archive into the cache like the
+//! 6.12 guest kernel (see [`crate::tools::guest::fetch_source`]), with the
 //! options of `vm/debug/debug.config` (KASAN, lockdep, might-sleep checks,
 //! kmemleak, failslab) merged onto `make allnoconfig`, and cached in
 //! `<cache>/debug-<source version>-<key>/` where the key is a hash of the
@@ -11,8 +14,9 @@
 //! Modules for it are built against its own tree (`KDIR=<dir>/src`, after
 //! `modules_prepare`): Debian's headers describe another kernel (vermagic,
 //! symbol CRCs, and struct layouts that KASAN and lockdep change). The Rust
-//! part of a module goes to its own cargo target folder, `target/kernel-debug`
-//! (`RUST_TARGET_DIR`, see `kernel-crate/kbuild/rust-module.mk`).
+//! part of a module goes to its own cargo target folder per series,
+//! `target/kernel-debug-<series>` (`RUST_TARGET_DIR`, see
+//! `kernel-crate/kbuild/rust-module.mk`).
 //!
 //! The build and its cache are `vm::debugkernel`; reading the detectors'
 //! reports is `vm::console`. See `book/src/debug-kernel.md`.
@@ -22,23 +26,51 @@ use std::path::Path;
 use ::vm::debugkernel::{self, DebugKernel};
 use anyhow::Result;
 
+use crate::tools::guest::Linux;
 use crate::tools::setup::Toolchain;
 
-/// Makes sure the debug kernel is built (see [`vm::debugkernel::ensure`]),
-/// installing its source and the build's tools
-/// ([`crate::tools::setup::DEBUG_KERNEL_PACKAGES`]) first when any is missing.
-pub fn ensure(cache: &Path) -> Result<DebugKernel> {
-    let dk = debugkernel::ensure(cache, &|| {
+/// The series the debug kernel is built from when `--guest` does not say:
+/// the host's (that of Debian's kernel ABI `abi`, as `--guest` defaults).
+pub fn series(linux: Option<Linux>, abi: &str) -> Linux {
+    linux.unwrap_or_else(|| Linux::of(abi).unwrap_or_default())
+}
+
+/// The series of the host's Debian kernel (`linux-headers-amd64`'s ABI),
+/// 6.1 when it cannot be told: `make vm-debug` without `GUEST`.
+pub fn host_series() -> Linux {
+    crate::tools::probe::kernel_abi()
+        .ok()
+        .and_then(|abi| Linux::of(&abi))
+        .unwrap_or_default()
+}
+
+/// Makes sure the debug kernel of `series` is built (see
+/// [`vm::debugkernel::ensure`]), installing the build's tools
+/// ([`crate::tools::setup::DEBUG_KERNEL_PACKAGES`]) and downloading the
+/// source ([`crate::tools::guest::fetch_source`]) first when any is missing.
+pub fn ensure(cache: &Path, series: Linux) -> Result<DebugKernel> {
+    let dk = debugkernel::ensure(cache, series.arg(), &|| {
         crate::tools::setup::ensure_packages(&crate::tools::setup::DEBUG_KERNEL_PACKAGES, false)
-            .map_err(|e| ::vm::Error::other("cannot install the debug kernel's source", e))
+            .map_err(|e| ::vm::Error::other("cannot install the debug kernel's build tools", e))?;
+        crate::tools::guest::fetch_source(series, cache)
+            .map_err(|e| ::vm::Error::other("cannot download the debug kernel's source", e))
     })?;
     Ok(dk)
 }
 
-/// The toolchain that builds modules for the debug kernel `dk` and boots
-/// it: the same as `base` but for the tree, the images and the cargo target
-/// folder `<workspace>/target/kernel-debug`.
-pub fn toolchain(dk: &DebugKernel, base: &Toolchain, workspace: &Path) -> Toolchain {
+/// The cargo target folder of modules for the debug kernel of `series`:
+/// `<workspace>/target/kernel-debug-<series>` (the bindings follow the
+/// tree, so each series has its own).
+pub fn rust_target_dir(workspace: &Path, series: Linux) -> std::path::PathBuf {
+    workspace
+        .join("target")
+        .join(format!("kernel-debug-{}", series.arg()))
+}
+
+/// The toolchain that builds modules for the debug kernel `dk` of
+/// `series` and boots it: the same as `base` but for the tree, the images
+/// and the cargo target folder ([`rust_target_dir`]).
+pub fn toolchain(dk: &DebugKernel, series: Linux, base: &Toolchain, workspace: &Path) -> Toolchain {
     Toolchain {
         abi: format!("debug-{}", dk.version),
         kdir: dk.tree(),
@@ -49,7 +81,7 @@ pub fn toolchain(dk: &DebugKernel, base: &Toolchain, workspace: &Path) -> Toolch
         modules_dir: dk.tree(),
         cache: base.cache.clone(),
         debug: true,
-        rust_target_dir: Some(workspace.join("target").join("kernel-debug")),
+        rust_target_dir: Some(rust_target_dir(workspace, series)),
     }
 }
 
@@ -74,19 +106,31 @@ impl KernelChoice {
 }
 
 /// The toolchain for `choice`: `base` itself for Debian's kernel; for the
-/// debug kernel, its tree and images (built first when not cached).
-pub fn toolchain_for(choice: KernelChoice, base: Toolchain, workspace: &Path) -> Result<Toolchain> {
+/// debug kernel, the tree and images of the one of series `linux`
+/// (`--guest`; default the series of `base`, the host's), built first when
+/// not cached.
+pub fn toolchain_for(
+    choice: KernelChoice,
+    linux: Option<Linux>,
+    base: Toolchain,
+    workspace: &Path,
+) -> Result<Toolchain> {
     match choice {
         KernelChoice::Debian => Ok(base),
         KernelChoice::Debug => {
-            let dk = match debugkernel::cached(&base.cache) {
+            let series = series(linux, &base.abi);
+            let dk = match debugkernel::cached(&base.cache, series.arg()) {
                 Some(dk) => dk,
                 None => {
-                    println!("--kernel debug: the debug kernel is not built yet; building it now");
-                    ensure(&base.cache)?
+                    println!(
+                        "--kernel debug: the debug kernel of Linux {} is not built yet; building \
+                         it now",
+                        series.arg()
+                    );
+                    ensure(&base.cache, series)?
                 }
             };
-            Ok(toolchain(&dk, &base, workspace))
+            Ok(toolchain(&dk, series, &base, workspace))
         }
     }
 }

@@ -52,6 +52,15 @@ impl Linux {
             Linux::V6_12 => "6.12",
         }
     }
+
+    /// The series of the kernel ABI `abi` (`6.12.95+deb12-amd64`, the
+    /// debug kernel's `debug-6.1.192-3`), when it is one of these.
+    pub fn of(abi: &str) -> Option<Linux> {
+        let series = series_of(abi)?;
+        [Linux::V6_1, Linux::V6_12]
+            .into_iter()
+            .find(|l| l.arg() == series)
+    }
 }
 
 /// The Debian suites that carry `series` for a host of `codename`
@@ -408,8 +417,10 @@ pub fn relocate_makefile(text: &str, usr_src: &str) -> String {
 }
 
 /// `base` (the host's Debian kernel series) or the toolchain of the guest
-/// series `linux` (`--guest`, see [`Linux`]); the debug
-/// kernel is built from 6.1's source only so far.
+/// series `linux` (`--guest`, see [`Linux`]). With `--kernel debug`,
+/// `base`: the debug kernel of that series is its own tree
+/// ([`crate::tools::debugkernel::toolchain_for`] picks it), so Debian's
+/// kernel of the series is not needed.
 pub fn guest_toolchain(
     linux: Option<Linux>,
     kernel: Option<KernelChoice>,
@@ -420,16 +431,95 @@ pub fn guest_toolchain(
         return Ok(base);
     };
     match (linux, kernel.unwrap_or_default(), root) {
-        (Linux::V6_1, KernelChoice::Debug, _) => Ok(base),
-        (l, KernelChoice::Debug, _) => {
-            anyhow::bail!(
-                "--kernel debug is built from 6.1 only, not --guest {}",
-                l.arg()
-            )
-        }
+        (_, KernelChoice::Debug, _) => Ok(base),
         (l, _, Ok(r)) => toolchain_for(l, base, r),
         (l, _, Err(e)) => anyhow::bail!("--guest {} needs the workspace: {e}", l.arg()),
     }
+}
+
+/// The unpacked `linux-source-<series>` package in the cache:
+/// `<cache>/debug-source-<series>/`, with the package's files below it and
+/// `version` (the package's version) written last.
+pub fn source_dir(cache: &Path, series: Linux) -> PathBuf {
+    cache.join(format!("debug-source-{}", series.arg()))
+}
+
+/// The debug kernel's source of `series` (see
+/// [`crate::tools::debugkernel`]): `linux-source-<series>` from the Debian
+/// suite that carries the series for this host ([`sources`]), downloaded
+/// with the cache's own apt and unpacked with `dpkg-deb -x` into
+/// [`source_dir`] once; later builds (another fragment) take it from there
+/// without network. Remove that folder to take a newer source. The caller
+/// holds the debug kernel's lock of the series.
+pub fn fetch_source(series: Linux, cache: &Path) -> Result<vm::debugkernel::Source> {
+    let dir = source_dir(cache, series);
+    let tarball = dir.join(vm::debugkernel::source_tarball(series.arg()));
+    if let Ok(version) = fs::read_to_string(dir.join("version")) {
+        if tarball.is_file() {
+            return Ok(vm::debugkernel::Source {
+                version: version.trim().to_owned(),
+                tarball,
+            });
+        }
+    }
+    let package = vm::debugkernel::source_package(series.arg());
+    let (suite, lines) = sources(series, &host_codename());
+    let started = Instant::now();
+    eprintln!("vm-debug: downloading {package} from Debian's {suite} ...");
+    fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
+    let apt = ArchiveApt::new(cache, suite, &lines)?;
+    apt.run("apt-get", &["update"], cache)
+        .context("retry with `make vm-debug`")?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".download-")
+        .tempdir_in(cache)?;
+    apt.run("apt-get", &["download", &package], tmp.path())?;
+    let deb = fs::read_dir(tmp.path())?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension() == Some(OsStr::new("deb")))
+        .with_context(|| format!("apt-get download {package} left no .deb"))?;
+    let bytes = fs::metadata(&deb)?.len();
+    let dpkg_deb = |args: &[&OsStr]| -> Result<String> {
+        let out = Command::new("dpkg-deb")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .context("cannot run dpkg-deb")?;
+        if !out.status.success() {
+            bail!(
+                "dpkg-deb {} failed: {}",
+                deb.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    };
+    let version = dpkg_deb(&["-f".as_ref(), deb.as_os_str(), "Version".as_ref()])?;
+    let root = tmp.path().join("root");
+    dpkg_deb(&["-x".as_ref(), deb.as_os_str(), root.as_os_str()])?;
+    if !root
+        .join(vm::debugkernel::source_tarball(series.arg()))
+        .is_file()
+    {
+        bail!(
+            "{package} {version} has no {}",
+            vm::debugkernel::source_tarball(series.arg())
+        );
+    }
+    fs::write(root.join("version"), format!("{version}\n"))?;
+    if dir.exists() {
+        fs::remove_dir_all(&dir)
+            .with_context(|| format!("cannot remove the stale {}", dir.display()))?;
+    }
+    fs::rename(&root, &dir)
+        .with_context(|| format!("cannot move the source into {}", dir.display()))?;
+    eprintln!(
+        "vm-debug: {package} {version} ({:.0} MB) downloaded and unpacked in {:.1} s",
+        bytes as f64 / 1e6,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(vm::debugkernel::Source { version, tarball })
 }
 
 #[cfg(test)]
@@ -560,27 +650,44 @@ mod tests {
     }
 
     #[test]
-    fn debug_kernel_only_on_6_1() {
+    fn debug_kernel_of_any_series_builds_on_base() {
         let d = tempfile::tempdir().unwrap();
-        let e = guest_toolchain(
-            Some(Linux::V6_12),
-            Some(KernelChoice::Debug),
-            base(d.path()),
-            &Ok("/w".into()),
-        )
-        .unwrap_err();
+        // The debug kernel is its own tree: no Debian 6.12 is downloaded.
+        for linux in [None, Some(Linux::V6_1), Some(Linux::V6_12)] {
+            let tc = guest_toolchain(
+                linux,
+                Some(KernelChoice::Debug),
+                base(d.path()),
+                &Err(anyhow::anyhow!("no workspace")),
+            )
+            .unwrap();
+            assert_eq!(tc.kdir, base(d.path()).kdir);
+        }
+        assert_eq!(Linux::of("6.1.0-57-amd64"), Some(Linux::V6_1));
+        assert_eq!(Linux::of("6.12.117+deb13-amd64"), Some(Linux::V6_12));
+        assert_eq!(Linux::of("debug-6.12.95-1~bpo12+1"), Some(Linux::V6_12));
+        assert_eq!(Linux::of("5.10.0-30-amd64"), None);
         assert_eq!(
-            e.to_string(),
-            "--kernel debug is built from 6.1 only, not --guest 6.12"
+            source_dir(d.path(), Linux::V6_12),
+            d.path().join("debug-source-6.12")
         );
-        let tc = guest_toolchain(
-            None,
-            Some(KernelChoice::Debug),
-            base(d.path()),
-            &Err(anyhow::anyhow!("no workspace")),
-        )
-        .unwrap();
-        assert_eq!(tc.kdir, base(d.path()).kdir);
+    }
+
+    #[test]
+    fn source_cached_once_unpacked() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = source_dir(d.path(), Linux::V6_12);
+        crate::testutil::write(
+            &dir,
+            &[
+                ("usr/src/linux-source-6.12.tar.xz", ""),
+                ("version", "6.12.95-1~bpo12+1\n"),
+            ],
+        );
+        // No network: the unpacked package as it is.
+        let src = fetch_source(Linux::V6_12, d.path()).unwrap();
+        assert_eq!(src.version, "6.12.95-1~bpo12+1");
+        assert_eq!(src.tarball, dir.join("usr/src/linux-source-6.12.tar.xz"));
     }
 
     #[test]
