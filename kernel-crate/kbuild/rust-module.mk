@@ -36,7 +36,7 @@ rust-profile := kernel
 # bindings follow the tree's configuration (the debug kernel's KASAN and
 # lockdep change struct layouts), so objects built for one tree must never be
 # linked against another. The checker sets `RUST_TARGET_DIR` for the debug
-# kernel (target/kernel-debug, see book/src/debug-kernel.md).
+# kernel (target/kernel-debug-<series>, see book/src/debug-kernel.md).
 RUST_TARGET_DIR ?= $(workspace)/target
 rust-staticlib := $(RUST_TARGET_DIR)/$(rust-target)/$(rust-profile)/lib$(subst -,_,$(rust-package)).a
 

@@ -187,9 +187,10 @@ pub fn cached(cache: &Path, series: &str) -> Option<DebugKernel> {
 }
 
 /// Makes sure the debug kernel of `series` for the current fragment is
-/// built, building it when it is not (about a quarter of an hour on 2
-/// cores; progress on stdout); `source` finds its source first (installing
-/// what the build needs, downloading the source when it is not cached).
+/// built, building it when it is not (6 to 10 minutes on 2 cores, see
+/// `debug/README.md`, "Measured"; progress on stdout); `source` finds its
+/// source first (installing what the build needs, downloading the source
+/// when it is not cached).
 /// Idempotent: a cached build costs a few checks.
 pub fn ensure(
     cache: &Path,
@@ -352,7 +353,7 @@ fn configure(dk: &DebugKernel, log: &Path) -> Result<()> {
 fn compile(dk: &DebugKernel, log: &Path, started: Instant) -> Result<()> {
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
     println!(
-        "vm-debug: make -j{jobs} vmlinux bzImage modules modules_prepare (about 15 min on 2 cores) ..."
+        "vm-debug: make -j{jobs} vmlinux bzImage modules modules_prepare (6-10 min on 2 cores) ..."
     );
     let file = fs::OpenOptions::new().append(true).open(log)?;
     let child = Command::new("nice")

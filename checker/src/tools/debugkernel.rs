@@ -134,3 +134,79 @@ pub fn toolchain_for(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn base(cache: &Path) -> Toolchain {
+        Toolchain {
+            abi: "6.1.0-57-amd64".into(),
+            kdir: "/usr/src/linux-headers-6.1.0-57-amd64".into(),
+            vmlinuz: "/c/6.1/vmlinuz".into(),
+            boot_kernel: "/c/6.1/vmlinux".into(),
+            modules_dir: "/c/6.1/lib/modules".into(),
+            cache: cache.to_owned(),
+            debug: false,
+            rust_target_dir: None,
+        }
+    }
+
+    #[test]
+    fn series_defaults_to_the_hosts() {
+        assert_eq!(series(None, "6.1.0-57-amd64"), Linux::V6_1);
+        assert_eq!(series(None, "6.12.117+deb13-amd64"), Linux::V6_12);
+        assert_eq!(series(Some(Linux::V6_12), "6.1.0-57-amd64"), Linux::V6_12);
+        assert_eq!(
+            series(Some(Linux::V6_1), "6.12.117+deb13-amd64"),
+            Linux::V6_1
+        );
+        assert_eq!(series(None, "5.10.0-30-amd64"), Linux::V6_1);
+    }
+
+    #[test]
+    fn toolchain_of_a_cached_debug_kernel_per_series() {
+        let cache = tempfile::tempdir().unwrap();
+        for version in ["6.1.192-3", "6.12.95-1~bpo12+1"] {
+            let dk = DebugKernel::locate(cache.path(), version);
+            fs::create_dir_all(dk.tree()).unwrap();
+            fs::write(dk.vmlinux(), "").unwrap();
+            fs::write(dk.dir.join("complete"), "built in 9:47\n").unwrap();
+        }
+        let w = Path::new("/w");
+        let tc = toolchain_for(
+            KernelChoice::Debug,
+            Some(Linux::V6_12),
+            base(cache.path()),
+            w,
+        )
+        .unwrap();
+        let dk = DebugKernel::locate(cache.path(), "6.12.95-1~bpo12+1");
+        assert_eq!(tc.abi, "debug-6.12.95-1~bpo12+1");
+        assert_eq!(tc.kdir, dk.tree());
+        assert_eq!(tc.modules_dir, dk.tree());
+        assert_eq!(tc.boot_kernel, dk.bzimage());
+        assert!(tc.debug);
+        assert_eq!(
+            tc.rust_target_dir.as_deref(),
+            Some(Path::new("/w/target/kernel-debug-6.12"))
+        );
+        // Without --guest: the host's series (the base's, 6.1).
+        let tc = toolchain_for(KernelChoice::Debug, None, base(cache.path()), w).unwrap();
+        assert_eq!(tc.abi, "debug-6.1.192-3");
+        assert_eq!(
+            tc.rust_target_dir.as_deref(),
+            Some(Path::new("/w/target/kernel-debug-6.1"))
+        );
+        // Debian's kernel: the base as it is.
+        let tc = toolchain_for(
+            KernelChoice::Debian,
+            Some(Linux::V6_12),
+            base(cache.path()),
+            w,
+        )
+        .unwrap();
+        assert_eq!(tc.abi, "6.1.0-57-amd64");
+    }
+}
