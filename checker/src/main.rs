@@ -413,7 +413,6 @@ fn real_main(cli: Cli) -> Result<Outcome> {
         Cmd::Kdir { linux: Some(l) } => {
             let tc = checker::tools::guest::guest_toolchain(
                 Some(l),
-                None,
                 run::ensure_quiet()?,
                 &workspace::root(),
             )?;
@@ -550,10 +549,8 @@ fn export_toolchains(kernels: &[String], root: &Path) -> Result<Vec<setup::Toolc
         let root = Ok(root.to_path_buf());
         let tc = match name.as_str() {
             "default" => base,
-            "6.1" => checker::tools::guest::guest_toolchain(Some(Linux::V6_1), None, base, &root)?,
-            "6.12" => {
-                checker::tools::guest::guest_toolchain(Some(Linux::V6_12), None, base, &root)?
-            }
+            "6.1" => checker::tools::guest::guest_toolchain(Some(Linux::V6_1), base, &root)?,
+            "6.12" => checker::tools::guest::guest_toolchain(Some(Linux::V6_12), base, &root)?,
             "debug" | "debug-6.1" | "debug-6.12" => checker::tools::debugkernel::toolchain_for(
                 KernelChoice::Debug,
                 name.strip_prefix("debug-").and_then(Linux::of),
@@ -668,7 +665,7 @@ fn bench(
     let root = workspace::root()?;
     let base = run::ensure_quiet()?;
     let host = base.abi.clone();
-    let tc = checker::tools::guest::guest_toolchain(linux, None, base, &Ok(root.clone()))?;
+    let tc = checker::tools::guest::guest_toolchain(linux, base, &Ok(root.clone()))?;
     let other = linux.filter(|_| tc.abi != host);
     println!("kernel: {}", tc.abi);
     print!("{}", measure(&root, &tc, other)?);
@@ -681,7 +678,6 @@ fn verify(guest: GuestArgs, labs: &[String]) -> Result<bool> {
     let root = workspace::root()?;
     let tc = checker::tools::guest::guest_toolchain(
         guest.linux,
-        None,
         run::ensure_quiet()?,
         &Ok(root.clone()),
     )?;

@@ -328,9 +328,12 @@ fn resolve(
         )?;
     }
     let tc = ensure_quiet()?;
-    let tc = crate::tools::guest::guest_toolchain(req.guest.linux, req.kernel, tc, &root)?;
+    // The debug kernel of a series is its own tree: Debian's kernel of
+    // that series is not needed for it.
     let tc = match (req.kernel.unwrap_or_default(), &root) {
-        (KernelChoice::Debian, _) => tc,
+        (KernelChoice::Debian, _) => {
+            crate::tools::guest::guest_toolchain(req.guest.linux, tc, &root)?
+        }
         (choice, Ok(r)) => {
             crate::tools::debugkernel::toolchain_for(choice, req.guest.linux, tc, r)?
         }

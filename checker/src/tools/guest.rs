@@ -28,7 +28,6 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::tools::debugkernel::KernelChoice;
 use crate::tools::probe::{self, GuestKernel};
 use crate::tools::setup::{self, Toolchain};
 
@@ -416,24 +415,19 @@ pub fn relocate_makefile(text: &str, usr_src: &str) -> String {
         .collect()
 }
 
-/// `base` (the host's Debian kernel series) or the toolchain of the guest
-/// series `linux` (`--guest`, see [`Linux`]). With `--kernel debug`,
-/// `base`: the debug kernel of that series is its own tree
-/// ([`crate::tools::debugkernel::toolchain_for`] picks it), so Debian's
-/// kernel of the series is not needed.
+/// `base` (the host's Debian kernel series) or the toolchain of Debian's
+/// kernel of the guest series `linux` (`--guest`, see [`Linux`]). The
+/// debug kernel of a series is not Debian's: `--kernel debug --guest`
+/// goes to `tools::debugkernel::toolchain_for` instead.
 pub fn guest_toolchain(
     linux: Option<Linux>,
-    kernel: Option<KernelChoice>,
     base: Toolchain,
     root: &Result<PathBuf>,
 ) -> Result<Toolchain> {
-    let Some(linux) = linux else {
-        return Ok(base);
-    };
-    match (linux, kernel.unwrap_or_default(), root) {
-        (_, KernelChoice::Debug, _) => Ok(base),
-        (l, _, Ok(r)) => toolchain_for(l, base, r),
-        (l, _, Err(e)) => anyhow::bail!("--guest {} needs the workspace: {e}", l.arg()),
+    match (linux, root) {
+        (None, _) => Ok(base),
+        (Some(l), Ok(r)) => toolchain_for(l, base, r),
+        (Some(l), Err(e)) => anyhow::bail!("--guest {} needs the workspace: {e}", l.arg()),
     }
 }
 
@@ -650,19 +644,11 @@ mod tests {
     }
 
     #[test]
-    fn debug_kernel_of_any_series_builds_on_base() {
+    fn series_of_an_abi_and_source_folder() {
         let d = tempfile::tempdir().unwrap();
-        // The debug kernel is its own tree: no Debian 6.12 is downloaded.
-        for linux in [None, Some(Linux::V6_1), Some(Linux::V6_12)] {
-            let tc = guest_toolchain(
-                linux,
-                Some(KernelChoice::Debug),
-                base(d.path()),
-                &Err(anyhow::anyhow!("no workspace")),
-            )
-            .unwrap();
-            assert_eq!(tc.kdir, base(d.path()).kdir);
-        }
+        let tc =
+            guest_toolchain(None, base(d.path()), &Err(anyhow::anyhow!("no workspace"))).unwrap();
+        assert_eq!(tc.kdir, base(d.path()).kdir);
         assert_eq!(Linux::of("6.1.0-57-amd64"), Some(Linux::V6_1));
         assert_eq!(Linux::of("6.12.117+deb13-amd64"), Some(Linux::V6_12));
         assert_eq!(Linux::of("debug-6.12.95-1~bpo12+1"), Some(Linux::V6_12));
