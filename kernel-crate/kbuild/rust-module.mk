@@ -41,7 +41,8 @@ RUST_TARGET_DIR ?= $(workspace)/target
 rust-staticlib := $(RUST_TARGET_DIR)/$(rust-target)/$(rust-profile)/lib$(subst -,_,$(rust-package)).a
 
 # Code generation that the kernel requires of every object (see
-# arch/x86/Makefile: CONFIG_RETPOLINE, CONFIG_RETHUNK). The -Z flags are
+# arch/x86/Makefile: CONFIG_RETPOLINE, CONFIG_RETHUNK, since 6.9
+# CONFIG_MITIGATION_RETPOLINE, CONFIG_MITIGATION_RETHUNK). The -Z flags are
 # unstable, hence RUSTC_BOOTSTRAP below; rust-toolchain.toml pins the
 # compiler they were checked with. They change the ABI, so `core` is built
 # from rust-src with the same flags (-Zbuild-std) rather than taken
@@ -53,9 +54,9 @@ rust-flags := -Crelocation-model=static -Ccode-model=kernel
 # relocation does not handle GOT-relative ones (R_X86_64_GOTPCREL).
 rust-flags += -Zplt=yes
 # Only when the tree is built with them: the debug kernel is not, and has no
-# thunks to call.
-rust-flags += $(if $(CONFIG_RETPOLINE),-Zretpoline-external-thunk)
-rust-flags += $(if $(CONFIG_RETHUNK),-Zfunction-return=thunk-extern)
+# thunks to call. 6.9 renamed the options CONFIG_MITIGATION_*.
+rust-flags += $(if $(CONFIG_RETPOLINE)$(CONFIG_MITIGATION_RETPOLINE),-Zretpoline-external-thunk)
+rust-flags += $(if $(CONFIG_RETHUNK)$(CONFIG_MITIGATION_RETHUNK),-Zfunction-return=thunk-extern)
 # ANCHOR_END: flags
 
 # ANCHOR: kasan
