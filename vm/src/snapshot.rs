@@ -14,7 +14,7 @@
 //! on a disk that was empty at the save: a virtio disk of
 //! [`DRIVE_BYTES`], whose first 64 KiB block holds `MAGIC TOKEN SEED
 //! BLOCKS EPOCH` (EPOCH: the host's time, which the guest's clock takes) and the next BLOCKS blocks a newc cpio of `/lab`
-//! ([`guest::write_lab`]). The saved guest polls that disk; once restored
+//! (`guest::write_lab`). The saved guest polls that disk; once restored
 //! it unpacks the cpio, overwrites the header (the token) and goes on
 //! with `/init` as after a boot.
 //!
