@@ -167,22 +167,63 @@ pub fn run(guest: &Guest, progress: &mut dyn FnMut(Progress)) -> Result<GuestRun
     })?;
     let wall = started.elapsed();
     drop(qemu);
-    let read = |p: &Path| String::from_utf8_lossy(&fs::read(p).unwrap_or_default()).into_owned();
-    let results_text = read(&files.results);
-    let transcript = channel::parse(&token, &results_text);
-    let boot_time = (watch.boot_time).or(transcript.last_started().map(|_| wall));
-    Ok(GuestRun {
-        console: read(&files.console),
-        transcript,
-        results_text,
+    let end = RunEnd {
         ending,
         qemu_status,
-        qemu_stderr: read(&files.stderr),
         wall,
-        boot_time,
-        kept_dir: guest.keep.then(|| tmp.keep()),
-        restored: false,
-    })
+        seen_boot: watch.boot_time,
+    };
+    Ok(GuestRun::collect(
+        &files, &token, end, None, tmp, guest.keep,
+    ))
+}
+
+/// How a guest run ended, before its files are read.
+pub(crate) struct RunEnd {
+    pub(crate) ending: Ending,
+    pub(crate) qemu_status: Option<ExitStatus>,
+    pub(crate) wall: Duration,
+    /// When the poll loop saw the first step start, if it did.
+    pub(crate) seen_boot: Option<Duration>,
+}
+
+fn read_lossy(path: &Path) -> String {
+    String::from_utf8_lossy(&fs::read(path).unwrap_or_default()).into_owned()
+}
+
+impl GuestRun {
+    /// What a booted or restored run left in `files` (in `tmp`, kept when
+    /// `keep`). A restored run's console starts with the saved boot's,
+    /// read from `saved_console`.
+    pub(crate) fn collect(
+        files: &RunFiles,
+        token: &str,
+        end: RunEnd,
+        saved_console: Option<&Path>,
+        tmp: tempfile::TempDir,
+        keep: bool,
+    ) -> GuestRun {
+        let results_text = read_lossy(&files.results);
+        let transcript = channel::parse(token, &results_text);
+        // A step that started between the last poll and QEMU's end.
+        let boot_time = end
+            .seen_boot
+            .or(transcript.last_started().map(|_| end.wall));
+        let console =
+            saved_console.map(read_lossy).unwrap_or_default() + &read_lossy(&files.console);
+        GuestRun {
+            console,
+            transcript,
+            results_text,
+            ending: end.ending,
+            qemu_status: end.qemu_status,
+            qemu_stderr: read_lossy(&files.stderr),
+            wall: end.wall,
+            boot_time,
+            kept_dir: keep.then(|| tmp.keep()),
+            restored: saved_console.is_some(),
+        }
+    }
 }
 
 /// The files of one run, in its temporary folder.

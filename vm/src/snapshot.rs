@@ -48,7 +48,7 @@ use crate::console::Finding;
 use crate::cpio;
 use crate::error::{bail, Context as _, Error, Result};
 use crate::guest::{self, Contents, Guest, Module};
-use crate::qemu::{self, interrupted, Ending, GuestRun, Progress, RunFiles, StepWatch};
+use crate::qemu::{self, interrupted, Ending, GuestRun, Progress, RunEnd, RunFiles, StepWatch};
 
 /// The first word of the run disk's header.
 pub const MAGIC: &str = "RKLPAYLD1";
@@ -610,22 +610,21 @@ fn restore(guest: &Guest, entry: &Path, progress: &mut dyn FnMut(Progress)) -> R
     };
     let wall = started.elapsed();
     drop(qemu);
-    let read = |p: &Path| String::from_utf8_lossy(&fs::read(p).unwrap_or_default()).into_owned();
-    let results_text = read(&files.results);
-    let transcript = channel::parse(&token, &results_text);
-    let boot_time = (watch.boot_time).or(transcript.last_started().map(|_| wall));
-    Ok(Restore::Ran(Box::new(GuestRun {
-        console: read(&entry.join(CONSOLE)) + &read(&files.console),
-        transcript,
-        results_text,
+    let end = RunEnd {
         ending,
         qemu_status,
-        qemu_stderr: read(&files.stderr),
         wall,
-        boot_time,
-        kept_dir: guest.keep.then(|| tmp.keep()),
-        restored: true,
-    })))
+        seen_boot: watch.boot_time,
+    };
+    let console = entry.join(CONSOLE);
+    Ok(Restore::Ran(Box::new(GuestRun::collect(
+        &files,
+        &token,
+        end,
+        Some(&console),
+        tmp,
+        guest.keep,
+    ))))
 }
 
 /// A QMP connection (QEMU's JSON monitor), for the save only.
