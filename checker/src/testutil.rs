@@ -1,11 +1,12 @@
-//! What the unit tests share: labs parsed from `lab.toml` text and file
-//! trees in temporary folders.
+//! What the unit tests share: labs parsed from `lab.toml` text, file
+//! trees in temporary folders and a host toolchain.
 
 use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
 use crate::spec::lab::{self, Lab};
+use crate::tools::setup::Toolchain;
 
 /// The lab of `lab_toml` at `dir` (the folder need not exist; the name is
 /// its last component). Unlike [`Lab::load`], `student` patterns are not
@@ -42,5 +43,20 @@ pub(crate) fn write(root: &Path, files: &[(&str, &str)]) {
         std::fs::create_dir_all(path.parent().expect("a file has a folder"))
             .expect("the folder is made");
         std::fs::write(&path, contents).expect("the file is written");
+    }
+}
+
+/// A Debian 12 host's toolchain (6.1 headers, no debug kernel) whose
+/// checker cache is `cache`; the kernel paths need not exist.
+pub(crate) fn host_toolchain(cache: &Path) -> Toolchain {
+    Toolchain {
+        abi: "6.1.0-57-amd64".into(),
+        kdir: "/usr/src/linux-headers-6.1.0-57-amd64".into(),
+        vmlinuz: "/c/6.1/vmlinuz".into(),
+        boot_kernel: "/c/6.1/vmlinux".into(),
+        modules_dir: "/c/6.1/lib/modules".into(),
+        cache: cache.to_owned(),
+        debug: false,
+        rust_target_dir: None,
     }
 }

@@ -12,47 +12,15 @@ use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 
-use checker::tools::workspace::source_root as root;
+mod common;
+use common::{checker, run, set_up};
 
 /// Lab 01's runs build in its folder: one at a time.
 static LAB_01: Mutex<()> = Mutex::new(());
 
-fn checker() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_checker"));
-    cmd.current_dir(root()).env("NO_COLOR", "1");
-    cmd
-}
-
-fn run(args: &[&str]) -> Output {
-    checker()
-        .args(args)
-        .output()
-        .expect("cannot run the checker")
-}
-
+/// The exit code (`run` has shown the output).
 fn code(out: &Output) -> i32 {
-    let code = out.status.code().expect("the checker exited");
-    eprintln!(
-        "exit {code}\n--- stdout\n{}--- stderr\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    code
-}
-
-fn set_up() -> bool {
-    let ok = Command::new("dpkg-query")
-        .args(["-W", "-f=${db:Status-Status}", "linux-headers-amd64"])
-        .output()
-        .is_ok_and(|o| o.stdout == b"installed");
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "linux-headers-amd64 is not installed: run `make setup` first"
-        );
-        eprintln!("skipped: no kernel headers (run `make setup`)");
-    }
-    ok
+    out.status.code().expect("the checker exited")
 }
 
 #[test]
@@ -119,7 +87,10 @@ fn an_interrupted_run_exits_130() {
         }
     }
     let out = child.wait_with_output().expect("the checker exits");
-    eprint!("--- stdout\n{seen}");
+    eprint!(
+        "--- stdout\n{seen}--- stderr\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(code(&out), 130);
     assert!(String::from_utf8_lossy(&out.stderr).contains("checker: interrupted"));
     assert!(!seen.contains("-- passed"), "the run went on after Ctrl-C");

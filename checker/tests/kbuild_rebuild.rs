@@ -14,14 +14,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use checker::tools::workspace::source_root as root;
-
-fn headers_installed() -> bool {
-    Command::new("dpkg-query")
-        .args(["-W", "-f=${db:Status-Status}", "linux-headers-amd64"])
-        .output()
-        .is_ok_and(|o| o.stdout == b"installed")
-}
+mod common;
+use common::root;
 
 /// `make -C labs/lab-08 SOLUTION=1` into a target folder of its own: the
 /// `cargo test` running this holds the lock of the workspace's.
@@ -62,12 +56,7 @@ fn edit(source: &Path, object: &Path) {
 
 #[test]
 fn an_edit_anywhere_in_the_crate_graph_rebuilds_the_module() {
-    if !headers_installed() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "linux-headers-amd64 is not installed: run `make setup` first"
-        );
-        eprintln!("skipped: no kernel headers (run `make setup`)");
+    if !common::set_up() {
         return;
     }
     let root = root();

@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+mod common;
+
 use checker::spec::lab::Lab;
 use checker::tools::sandbox::{Limit, Sandbox};
 use checker::tools::setup::Toolchain;
@@ -201,21 +203,6 @@ fn a_build_that_wants_too_much_memory_gets_its_own_verdict() {
     assert!(out.contains("checker: build used too much memory (memory limit 2048 MiB)"));
 }
 
-fn headers_installed() -> bool {
-    let ok = Command::new("dpkg-query")
-        .args(["-W", "-f=${db:Status-Status}", "linux-headers-amd64"])
-        .output()
-        .is_ok_and(|o| o.stdout == b"installed");
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "linux-headers-amd64 is not installed: run `make setup` first"
-        );
-        eprintln!("skipped: no kernel headers (run `make setup`)");
-    }
-    ok
-}
-
 /// The submissions of `checker/tests/submissions` that attack the build
 /// itself, in workspaces made as `checker grade` makes them (snapshots
 /// moved out, the other student's workspace beside):
@@ -235,7 +222,7 @@ fn hostile_submissions_are_stopped_by_the_sandbox() {
     use checker::report::{Kind, LabResult};
     use checker::run::LabRequest;
 
-    if !sandbox_available() || !headers_installed() {
+    if !sandbox_available() || !common::set_up() {
         return;
     }
     let root = checker::tools::workspace::source_root();

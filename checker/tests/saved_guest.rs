@@ -6,49 +6,17 @@
 //! setup`; without its kernel headers they say so and pass, except under
 //! CI (`CI` set), where they fail.
 
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Mutex;
 
-use checker::tools::workspace::source_root as root;
+mod common;
+use common::{run, set_up};
 
 /// Lab 01's runs build in its folder: one at a time.
 static LAB_01: Mutex<()> = Mutex::new(());
 
 /// What `--cold` prints neither; a restored run says it on its boot line.
 const RESTORED: &str = "restored from a saved, booted guest";
-
-fn run(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_checker"))
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .env_remove("CHECKER_COLD_BOOT")
-        .args(args)
-        .output()
-        .expect("cannot run the checker");
-    eprintln!(
-        "checker {}: {:?}\n--- stdout\n{}--- stderr\n{}",
-        args.join(" "),
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn set_up() -> bool {
-    let ok = Command::new("dpkg-query")
-        .args(["-W", "-f=${db:Status-Status}", "linux-headers-amd64"])
-        .output()
-        .is_ok_and(|o| o.stdout == b"installed");
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "linux-headers-amd64 is not installed: run `make setup` first"
-        );
-        eprintln!("skipped: no kernel headers (run `make setup`)");
-    }
-    ok
-}
 
 /// Each step's verdict line without its time: `PASS  01 modinfo`.
 fn verdicts(out: &Output) -> Vec<String> {

@@ -138,20 +138,8 @@ pub fn toolchain_for(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::host_toolchain;
     use std::fs;
-
-    fn base(cache: &Path) -> Toolchain {
-        Toolchain {
-            abi: "6.1.0-57-amd64".into(),
-            kdir: "/usr/src/linux-headers-6.1.0-57-amd64".into(),
-            vmlinuz: "/c/6.1/vmlinuz".into(),
-            boot_kernel: "/c/6.1/vmlinux".into(),
-            modules_dir: "/c/6.1/lib/modules".into(),
-            cache: cache.to_owned(),
-            debug: false,
-            rust_target_dir: None,
-        }
-    }
 
     #[test]
     fn series_defaults_to_the_hosts() {
@@ -178,7 +166,7 @@ mod tests {
         let tc = toolchain_for(
             KernelChoice::Debug,
             Some(Linux::V6_12),
-            base(cache.path()),
+            host_toolchain(cache.path()),
             w,
         )
         .unwrap();
@@ -193,7 +181,7 @@ mod tests {
             Some(Path::new("/w/target/kernel-debug-6.12"))
         );
         // Without --guest: the host's series (the base's, 6.1).
-        let tc = toolchain_for(KernelChoice::Debug, None, base(cache.path()), w).unwrap();
+        let tc = toolchain_for(KernelChoice::Debug, None, host_toolchain(cache.path()), w).unwrap();
         assert_eq!(tc.abi, "debug-6.1.192-3");
         assert_eq!(
             tc.rust_target_dir.as_deref(),
@@ -203,7 +191,7 @@ mod tests {
         let tc = toolchain_for(
             KernelChoice::Debian,
             Some(Linux::V6_12),
-            base(cache.path()),
+            host_toolchain(cache.path()),
             w,
         )
         .unwrap();

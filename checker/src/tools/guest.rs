@@ -519,6 +519,7 @@ pub fn fetch_source(series: Linux, cache: &Path) -> Result<vm::debugkernel::Sour
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::host_toolchain;
 
     #[test]
     fn series_of_an_abi() {
@@ -593,19 +594,6 @@ mod tests {
         assert_eq!(relocate_makefile("x := 1\n", "/c"), "x := 1\n");
     }
 
-    fn base(cache: &Path) -> Toolchain {
-        Toolchain {
-            abi: "6.1.0-57-amd64".into(),
-            kdir: "/usr/src/linux-headers-6.1.0-57-amd64".into(),
-            vmlinuz: "/c/6.1/vmlinuz".into(),
-            boot_kernel: "/c/6.1/vmlinux".into(),
-            modules_dir: "/c/6.1/lib/modules".into(),
-            cache: cache.to_owned(),
-            debug: false,
-            rust_target_dir: None,
-        }
-    }
-
     #[test]
     fn toolchain_of_a_cached_series() {
         let d = tempfile::tempdir().unwrap();
@@ -618,7 +606,7 @@ mod tests {
                 (&format!("{abi}/usr/src/linux-headers-{abi}/Makefile"), ""),
             ],
         );
-        let tc = toolchain_for(Linux::V6_12, base(d.path()), Path::new("/w")).unwrap();
+        let tc = toolchain_for(Linux::V6_12, host_toolchain(d.path()), Path::new("/w")).unwrap();
         let dir = d.path().join(abi);
         assert_eq!(tc.abi, abi);
         assert_eq!(tc.kdir, dir.join(format!("usr/src/linux-headers-{abi}")));
@@ -630,13 +618,13 @@ mod tests {
             Some(Path::new("/w/target/guest-6.12"))
         );
         // 6.1 is the host's: the base toolchain as it is.
-        let same = toolchain_for(Linux::V6_1, base(d.path()), Path::new("/w")).unwrap();
-        assert_eq!(same.kdir, base(d.path()).kdir);
+        let same = toolchain_for(Linux::V6_1, host_toolchain(d.path()), Path::new("/w")).unwrap();
+        assert_eq!(same.kdir, host_toolchain(d.path()).kdir);
         assert_eq!(same.rust_target_dir, None);
         // On a host whose own kernel is 6.12 (Debian 13), 6.12 is the base.
         let host = Toolchain {
             abi: "6.12.117+deb13-amd64".into(),
-            ..base(d.path())
+            ..host_toolchain(d.path())
         };
         let same = toolchain_for(Linux::V6_12, host.clone(), Path::new("/w")).unwrap();
         assert_eq!(same.abi, host.abi);
@@ -646,9 +634,13 @@ mod tests {
     #[test]
     fn series_of_an_abi_and_source_folder() {
         let d = tempfile::tempdir().unwrap();
-        let tc =
-            guest_toolchain(None, base(d.path()), &Err(anyhow::anyhow!("no workspace"))).unwrap();
-        assert_eq!(tc.kdir, base(d.path()).kdir);
+        let tc = guest_toolchain(
+            None,
+            host_toolchain(d.path()),
+            &Err(anyhow::anyhow!("no workspace")),
+        )
+        .unwrap();
+        assert_eq!(tc.kdir, host_toolchain(d.path()).kdir);
         assert_eq!(Linux::of("6.1.0-57-amd64"), Some(Linux::V6_1));
         assert_eq!(Linux::of("6.12.117+deb13-amd64"), Some(Linux::V6_12));
         assert_eq!(Linux::of("debug-6.12.95-1~bpo12+1"), Some(Linux::V6_12));
