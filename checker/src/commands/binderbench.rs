@@ -62,6 +62,11 @@ pub struct Measurement {
     pub throughput: Option<f64>,
     /// One-way calls per second.
     pub oneway: Option<f64>,
+    /// In the one-way flood: the calls the client sent again because the
+    /// server's one-way buffer space was full, and the times the server
+    /// slept waiting for a call (what explains a slow flood).
+    pub oneway_retries: u64,
+    pub oneway_sleeps: u64,
 }
 
 /// The guest command of one run on `device`.
@@ -83,7 +88,8 @@ pub fn script(device: &str, count: u32) -> String {
 }
 
 /// Parses what [`script`] printed (`latency SIZE MIN P50 P99`,
-/// `throughput PAIRS CALLS_PER_S`, `oneway COUNT CALLS_PER_S`).
+/// `throughput PAIRS CALLS_PER_S`, `oneway COUNT CALLS_PER_S retries N
+/// sleeps N`).
 pub fn parse(output: &str) -> Result<Measurement> {
     let mut r = Measurement::default();
     for line in output.lines() {
@@ -100,7 +106,11 @@ pub fn parse(output: &str) -> Result<Measurement> {
                     .insert(size, [num(2)? as u64, num(3)? as u64, num(4)? as u64]);
             }
             Some(&"throughput") => r.throughput = Some(num(2)?),
-            Some(&"oneway") => r.oneway = Some(num(2)?),
+            Some(&"oneway") => {
+                r.oneway = Some(num(2)?);
+                r.oneway_retries = num(4)? as u64;
+                r.oneway_sleeps = num(6)? as u64;
+            }
             _ => {}
         }
     }
@@ -233,6 +243,19 @@ pub fn render(rounds: &[Round], count: u32, load: &str) -> String {
             mean(Driver::Rust),
         );
     }
+    let per_run = |d, f: fn(&Measurement) -> u64| {
+        sum(rounds, &runs_of(d), |r| f(r) as f64) / (2 * n) as f64
+    };
+    let _ = writeln!(
+        out,
+        "\nIn the one-way flood, per run (mean): calls sent again on a full \
+         one-way buffer, C {:.0}, Rust {:.0}; the server's sleeps waiting for a \
+         call, C {:.0}, Rust {:.0}.",
+        per_run(Driver::C, |r| r.oneway_retries),
+        per_run(Driver::Rust, |r| r.oneway_retries),
+        per_run(Driver::C, |r| r.oneway_sleeps),
+        per_run(Driver::Rust, |r| r.oneway_sleeps),
+    );
     let _ = writeln!(out, "\nHost load average before and after: {load}.");
     out
 }
@@ -341,7 +364,12 @@ mod tests {
             );
         }
         let _ = writeln!(s, "throughput 4 {:.0}", 2000.0 / scale);
-        let _ = writeln!(s, "oneway 20000 {:.0}", 5000.0 / scale);
+        let _ = writeln!(
+            s,
+            "oneway 20000 {:.0} retries {:.0} sleeps 7",
+            5000.0 / scale,
+            10.0 * scale
+        );
         s
     }
 
@@ -379,6 +407,8 @@ mod tests {
             |---|---:|---:|---:|---:|---|
             | 4 pairs, 64 B calls | 1750 | 1678 | 0.96 | 0.75 | 0.91, 1.03 |
             | one-way flood, 64 B | 4375 | 4196 | 0.96 | 0.75 | 0.91, 1.03 |
+
+            In the one-way flood, per run (mean): calls sent again on a full one-way buffer, C 12, Rust 12; the server's sleeps waiting for a call, C 7, Rust 7.
 
             Host load average before and after: 0.10, 0.20.
         "#]]
