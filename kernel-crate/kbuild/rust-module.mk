@@ -87,8 +87,12 @@ rust-flags += $(if $(CONFIG_KASAN_GENERIC),$(rust-kasan-flags))
 
 # The flags Kbuild gives the C compiler for this object; the kernel crate's
 # build.rs hands the relevant ones to bindgen. The dependency-file and
-# KBUILD_* name flags are per object and would only force rebuilds.
-rust-bindgen-cflags = $(filter-out -Wp% -DKBUILD_%,$(c_flags))
+# KBUILD_* name flags are per object and would only force rebuilds: the
+# crate's build script reruns when KERNEL_CFLAGS changes, so a module's
+# name in it (-D__KBUILD_MODNAME=kmod_hello_rust; only init.h's initcall
+# names use it, which bindgen does not translate) made every switch to
+# another lab run bindgen and rebuild the kernel crate, 8-13 s here.
+rust-bindgen-cflags = $(filter-out -Wp% -DKBUILD_% -D__KBUILD_MODNAME=%,$(c_flags))
 
 # The modinfo strings come out of rustc in a `.modinfo` section marked
 # SHF_GNU_RETAIN (from `#[used]`), which ld will not merge with the C one
