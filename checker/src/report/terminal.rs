@@ -82,7 +82,10 @@ fn render(o: &mut dyn Write, event: &Event, color: bool) -> std::io::Result<()> 
             };
             write!(o, "step {}/{total} {name} ({what}) ...", id.number())
         }
-        Event::HostStepDone { seconds } => writeln!(o, " done ({seconds:.1} s)"),
+        Event::HostStepDone { cached: true, .. } => {
+            writeln!(o, " done (cached: nothing it compiles changed)")
+        }
+        Event::HostStepDone { seconds, .. } => writeln!(o, " done ({seconds:.1} s)"),
         Event::Build { reference: true } => write!(o, "build the reference solution ..."),
         Event::Build { reference: false } => write!(o, "build ..."),
         Event::Built {

@@ -71,6 +71,75 @@ pub fn build(
     Ok((done, output))
 }
 
+/// One compile-fail build: [`build`]'s arguments, and the workspace root
+/// `root` (for [`crate::run::cfcache`]'s key).
+pub struct Build<'a> {
+    /// The sandbox of the lab's workspace.
+    pub sandbox: &'a Sandbox,
+    /// The lab.
+    pub lab: &'a Lab,
+    /// The kernel tree and toolchain.
+    pub tc: &'a Toolchain,
+    /// The case, relative to the lab folder.
+    pub case: &'a str,
+    /// `SOLUTION=1`.
+    pub solution: bool,
+    /// The workspace root.
+    pub root: &'a Path,
+}
+
+impl Build<'_> {
+    /// [`build`], or with `cache` (the cache's folder and the toolchain's
+    /// version) the outcome of an earlier build whose inputs were the same
+    /// (its log written to `log` again). Returns how it ended, its output
+    /// and whether it came from the cache. A build is kept only if its
+    /// inputs did not change while it ran (a save in the middle of it).
+    pub fn run_cached(
+        &self,
+        cache: Option<(std::path::PathBuf, &str)>,
+        log: &Path,
+    ) -> Result<(Finished, String, bool)> {
+        let key = |rustc: &str| -> Option<String> {
+            let case_path = self.lab.dir.join(self.case).canonicalize().ok()?;
+            let inputs = crate::run::cfcache::Inputs {
+                root: self.root,
+                lab_dir: &self.lab.dir,
+                case: self.case,
+                case_path: &case_path,
+                solution: self.solution,
+                tc: self.tc,
+                rustc,
+            };
+            crate::run::cfcache::key(&inputs).ok()
+        };
+        let before = cache
+            .as_ref()
+            .and_then(|(dir, rustc)| Some((dir, key(rustc)?)));
+        if let Some((dir, key)) = &before {
+            if let Some((done, output)) = crate::run::cfcache::load(dir, key) {
+                fs::write(log, &output)
+                    .with_context(|| format!("cannot write {}", log.display()))?;
+                return Ok((done, output, true));
+            }
+        }
+        let (done, output) = build(
+            self.sandbox,
+            self.lab,
+            self.tc,
+            self.case,
+            self.solution,
+            log,
+        )?;
+        if let (Some((dir, before)), Some((_, rustc))) = (&before, &cache) {
+            if key(rustc).as_ref() == Some(before) {
+                // A cache that cannot be written only costs the next run a build.
+                let _ = crate::run::cfcache::store(dir, before, &done, &output);
+            }
+        }
+        Ok((done, output, false))
+    }
+}
+
 /// Keeps rustc's error diagnostics from a build log and makes them stable.
 ///
 /// - Each diagnostic that starts with `error[E…]:` or `error:` is kept:

@@ -98,6 +98,10 @@ pub enum Event {
     HostStepDone {
         /// How long it took.
         seconds: f64,
+        /// A compile-fail build's outcome replayed from the cache of
+        /// `checker lab` and `watch` (`run::cfcache`), not built again.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cached: bool,
     },
     /// A build starts: the lab's, or the reference solution's.
     Build {

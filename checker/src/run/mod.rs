@@ -5,6 +5,7 @@
 //! [`Reporter`].
 
 pub mod buildcheck;
+pub mod cfcache;
 pub mod compilefail;
 pub mod decode;
 pub mod events;
@@ -59,6 +60,10 @@ pub struct LabOptions {
     /// (`vm::snapshot`): `checker lab` and `watch` unless `--cold` or
     /// `CHECKER_COLD_BOOT=1`; never the debug kernel.
     pub saved_guest: bool,
+    /// Replay compile-fail builds whose inputs are unchanged from the
+    /// cache ([`cfcache`]): `checker lab` and `watch` only, never
+    /// grading.
+    pub compile_fail_cache: bool,
 }
 
 /// The flags of every command that boots guests: `--timeout`, `--accel`
@@ -91,6 +96,7 @@ impl GuestArgs {
             seed: None,
             reference: None,
             saved_guest: false,
+            compile_fail_cache: false,
         })
     }
 }
@@ -343,6 +349,9 @@ fn resolve(
     opts.seed = req.seed;
     opts.reference = req.reference.clone();
     opts.saved_guest = req.saved_guest && !req.cold && !cold_boot_env();
+    // The same runs that may restore a saved guest (`lab`, `watch`) may
+    // replay compile-fail builds; `--cold` does not change a build.
+    opts.compile_fail_cache = req.saved_guest;
     if wants_shipped {
         let abi = tc.abi.clone();
         opts.reference = Some(shipped_reference_for(
@@ -532,7 +541,10 @@ fn lab_folder(req: &LabRequest, root: &Result<PathBuf>) -> Result<(PathBuf, Stri
 
 /// Runs the host steps of `plan` one by one in `dir`, the workspace root,
 /// each in the [`Sandbox`] of that workspace, and grades them. Each
-/// step's output goes to `<work>/NN-name.log`.
+/// step's output goes to `<work>/NN-name.log`. With `cache` (`checker
+/// lab`, `watch`), a compile-fail build whose inputs are unchanged is
+/// replayed from [`cfcache`] instead.
+#[allow(clippy::too_many_arguments)]
 pub fn run_host_steps(
     dir: &Path,
     lab: &Lab,
@@ -540,11 +552,14 @@ pub fn run_host_steps(
     tc: &Toolchain,
     solution: bool,
     work: &Path,
+    cache: bool,
     out: &mut dyn Reporter,
 ) -> Result<Vec<StepGrade>> {
     let mut grades = Vec::new();
     let sandbox = Sandbox::for_lab(dir, &lab.dir, lab.build_limits(), tc);
     let mut fetched = false;
+    // Asked once per run, and only if a compile-fail step needs it.
+    let mut rustc: Option<Option<String>> = None;
     for &id in &plan.host {
         let step = &lab.config.steps[id.0];
         let case = step.compile_fail();
@@ -564,10 +579,23 @@ pub fn run_host_steps(
         }
         fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
         let log = work.join(step.expected_file_name(id.0).replace(".txt", ".log"));
+        let mut cached = false;
         let (done, output) = match (case, command) {
             (Some(case), _) => {
-                let (done, output) =
-                    crate::run::compilefail::build(&sandbox, lab, tc, case, solution, &log)?;
+                let cache = cache
+                    .then(|| rustc.get_or_insert_with(|| cfcache::rustc_version(dir)))
+                    .and_then(|v| v.as_deref())
+                    .map(|v| (cfcache::dir(&tc.cache), v));
+                let build = crate::run::compilefail::Build {
+                    sandbox: &sandbox,
+                    lab,
+                    tc,
+                    case,
+                    solution,
+                    root: dir,
+                };
+                let (done, output, hit) = build.run_cached(cache, &log)?;
+                cached = hit;
                 let root = lab.dir.parent().and_then(Path::parent).unwrap_or(dir);
                 (done, crate::run::compilefail::normalise(&output, root))
             }
@@ -575,7 +603,10 @@ pub fn run_host_steps(
             (None, None) => unreachable!("skipped above"),
         };
         let time = done.time.as_secs_f64();
-        out.event(&Event::HostStepDone { seconds: time });
+        out.event(&Event::HostStepDone {
+            seconds: time,
+            cached,
+        });
         let run = HostRun {
             status: done.code,
             output,
@@ -733,6 +764,7 @@ impl LabRun<'_> {
             self.tc,
             self.opts.solution,
             &self.work,
+            self.opts.compile_fail_cache,
             out,
         )?;
         let (build, ref_dir) = self.build_modules(&build_log, out)?;
