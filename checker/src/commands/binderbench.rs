@@ -243,9 +243,8 @@ pub fn render(rounds: &[Round], count: u32, load: &str) -> String {
             mean(Driver::Rust),
         );
     }
-    let per_run = |d, f: fn(&Measurement) -> u64| {
-        sum(rounds, &runs_of(d), |r| f(r) as f64) / (2 * n) as f64
-    };
+    let per_run =
+        |d, f: fn(&Measurement) -> u64| sum(rounds, &runs_of(d), |r| f(r) as f64) / (2 * n) as f64;
     let _ = writeln!(
         out,
         "\nIn the one-way flood, per run (mean): calls sent again on a full \

@@ -24,6 +24,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
+use crate::tools::discovery::is_build_output;
 use crate::tools::sandbox::Finished;
 use crate::tools::setup::Toolchain;
 
@@ -36,16 +37,6 @@ const MAX_ENTRIES: usize = 256;
 
 /// Folders a build never reads: its outputs, version control, npm's.
 const SKIPPED_DIRS: [&str; 3] = ["target", ".git", "node_modules"];
-
-/// What a build writes into the lab folder (Kbuild's outputs, as
-/// `.gitignore` lists them): not inputs, and they change with every build.
-fn is_build_output(name: &str) -> bool {
-    const SUFFIXES: [&str; 8] = [".o", ".ko", ".mod", ".mod.c", ".cmd", ".a", ".order", ".d"];
-    SUFFIXES.iter().any(|s| name.ends_with(s))
-        || name == "Module.symvers"
-        || name == "kernel_helpers.c"
-        || name.starts_with(".kernel-")
-}
 
 /// The folder of the cache in the checker's cache `cache`.
 pub fn dir(cache: &Path) -> PathBuf {

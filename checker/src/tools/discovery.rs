@@ -112,7 +112,7 @@ pub fn is_build_output(name: &str) -> bool {
         || name == "kernel_helpers.c"
         || name.starts_with(".kernel-")
         || name.ends_with(".cmd")
-        || [".o", ".ko", ".mod", ".mod.c", ".a", ".tmp"]
+        || [".o", ".ko", ".mod", ".mod.c", ".a", ".tmp", ".d"]
             .iter()
             .any(|ext| name.ends_with(ext))
 }
@@ -129,6 +129,7 @@ mod tests {
             ".hello.o.cmd",
             "hello.mod.c",
             "modules.order",
+            ".hello.o.d",
             "target",
         ] {
             assert!(is_build_output(name), "{name}");
