@@ -83,10 +83,17 @@ pub struct ChrootArgs {
 /// part of a shell command inside the root).
 fn lab_name(s: &str) -> std::result::Result<String, String> {
     let digits = s.strip_prefix("lab-").unwrap_or("");
-    if digits.len() == 2 && digits.bytes().all(|b| b.is_ascii_digit()) {
+    let driver = s.strip_prefix("drivers/").unwrap_or("");
+    let is_driver = !driver.is_empty()
+        && driver
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
+    if (digits.len() == 2 && digits.bytes().all(|b| b.is_ascii_digit())) || is_driver {
         Ok(s.to_owned())
     } else {
-        Err(format!("{s:?} is not a lab's name (lab-NN)"))
+        Err(format!(
+            "{s:?} is not a lab's name (lab-NN) or a driver's folder (drivers/NAME)"
+        ))
     }
 }
 
@@ -101,6 +108,16 @@ pub fn phases(labs: &[String]) -> Vec<(String, String, String, Expect)> {
         Expect::Success,
     )];
     for lab in labs {
+        if let Some(driver) = lab.strip_prefix("drivers/") {
+            // A finished driver has no skeleton: it must pass.
+            out.push((
+                format!("checker lab {lab} (must pass)"),
+                format!("drivers-{driver}"),
+                format!("cargo run --quiet --package checker -- lab {lab}"),
+                Expect::Passed,
+            ));
+            continue;
+        }
         out.push((
             format!("make {lab} (skeleton: must fail)"),
             lab.clone(),
@@ -251,9 +268,13 @@ pub fn chroot_command(root: &Path, term: &str, script: &str) -> Vec<String> {
         format!("TERM={term}"),
         "LANG=C.UTF-8".into(),
         "DEBIAN_FRONTEND=noninteractive".into(),
-        "/bin/bash".into(),
-        "-lc".into(),
     ];
+    // Snapshots for Debian 13 (its QEMU's, `per_qemu`) are recorded inside:
+    // they land in the root's clone, `<root>/work`.
+    if let Some(update) = std::env::var_os("UPDATE_EXPECT") {
+        cmd.push(format!("UPDATE_EXPECT={}", update.to_string_lossy()));
+    }
+    cmd.extend(["/bin/bash".into(), "-lc".into()]);
     cmd.push(format!("exec 2>&1; cd {WORK} && {script}"));
     cmd
 }
@@ -739,6 +760,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_driver_is_graded_once_and_must_pass() {
+        let got: Vec<(String, Expect)> = phases(&["drivers/nvme".into()])
+            .into_iter()
+            .skip(1)
+            .map(|(_, log, script, expect)| (format!("{log}: {script}"), expect))
+            .collect();
+        assert_eq!(
+            got,
+            [(
+                "drivers-nvme: cargo run --quiet --package checker -- lab drivers/nvme".into(),
+                Expect::Passed
+            )]
+        );
+    }
+
+    #[test]
     fn each_lab_is_graded_twice_after_the_set_up() {
         let got: Vec<(String, Expect)> = phases(&["lab-01".into(), "lab-11".into()])
             .into_iter()
@@ -761,7 +798,16 @@ mod tests {
             ]
         );
         assert_eq!(lab_name("lab-04"), Ok("lab-04".into()));
-        for bad in ["lab-4", "lab-041", "lab-01; rm -rf /", "drivers/nvme", ""] {
+        assert_eq!(lab_name("drivers/nvme"), Ok("drivers/nvme".into()));
+        for bad in [
+            "lab-4",
+            "lab-041",
+            "lab-01; rm -rf /",
+            "drivers/",
+            "drivers/nvme; true",
+            "drivers/../x",
+            "",
+        ] {
             assert!(lab_name(bad).is_err(), "{bad}");
         }
     }

@@ -702,6 +702,14 @@ fn prepare<'a>(
     let mut lab = lab.for_kernel(tc.debug);
     // `per_kernel` steps read (and UPDATE_EXPECT writes) this series' snapshots.
     lab.config.kernel_series = crate::tools::guest::series_of(&tc.abi);
+    // And `per_qemu` steps those of the host's QEMU.
+    if lab.has_per_qemu_steps() {
+        lab.config.qemu_major = crate::tools::probe::qemu_major();
+        note(format!(
+            "QEMU {}: the steps marked `per_qemu` read its snapshots",
+            lab.qemu()
+        ));
+    }
     if tc.debug {
         note(format!("kernel: the debug kernel ({})", tc.abi));
     } else if lab.debug_steps() == 0 {

@@ -229,6 +229,11 @@ pub struct LabConfig {
     /// [`Lab::series`]).
     #[serde(skip)]
     pub kernel_series: Option<String>,
+    /// Not a `lab.toml` key: the major version of this run's QEMU, whose
+    /// snapshots the `per_qemu` steps read; `None`: the host's (see
+    /// [`Lab::qemu`]).
+    #[serde(skip)]
+    pub qemu_major: Option<u32>,
     /// The steps, in order: host steps first.
     #[serde(rename = "step")]
     pub steps: Vec<LabStep>,
@@ -569,35 +574,58 @@ impl Lab {
         }
     }
 
+    /// The QEMU major version whose snapshots the `per_qemu` steps read:
+    /// the run's (`qemu_major`), else the host's `qemu-system-x86_64`'s
+    /// (7 when it does not run: Debian 12's, which then runs no step).
+    pub fn qemu(&self) -> u32 {
+        self.config
+            .qemu_major
+            .or_else(crate::tools::probe::qemu_major)
+            .unwrap_or(7)
+    }
+
+    /// Whether a step's snapshot depends on the host's QEMU.
+    pub fn has_per_qemu_steps(&self) -> bool {
+        self.config.steps.iter().any(|s| s.per_qemu.is_some())
+    }
+
     /// The expected snapshot of step `index` (0-based): in the lab
     /// folder's `expected/`, or in `expected_dir` when set; for a
     /// `per_kernel` step, the one of [`Lab::series`]
-    /// (`expected/NN-name.6.12.txt`), which UPDATE_EXPECT writes there.
+    /// (`expected/NN-name.6.12.txt`), for a `per_qemu` step the one of
+    /// [`Lab::qemu`] (`expected/NN-name.qemu10.txt`), which UPDATE_EXPECT
+    /// writes there.
     pub fn expected_path(&self, index: usize) -> PathBuf {
         let step = &self.config.steps[index];
         let series = self.series();
+        let qemu = if step.per_qemu.is_some() {
+            self.qemu()
+        } else {
+            0
+        };
         if let (true, Some(dir)) = (step.extra, &self.config.extra) {
             let nth = self.config.steps[..index]
                 .iter()
                 .filter(|s| s.extra)
                 .count();
-            return dir.join(step.snapshot_file_name(nth, series));
+            return dir.join(step.snapshot_file_name(nth, series, qemu));
         }
         let dir = match &self.config.expected_dir {
             Some(dir) => dir.clone(),
             None => self.dir.join("expected"),
         };
-        dir.join(step.snapshot_file_name(index, series))
+        dir.join(step.snapshot_file_name(index, series, qemu))
     }
 }
 
 /// Refuses the snapshot files of `dir` (an `expected/` folder) that do not
 /// fit their steps, `steps` numbered from 0 as in `dir`: a per-kernel
-/// snapshot (`NN-name.6.12.txt`) of a step without `per_kernel`, whose
-/// `lab.toml` then says nothing of why the kernel matters; a plain
-/// `NN-name.txt` of a step with `per_kernel`, which no run reads; and a
-/// per-kernel one whose series is not `major.minor`. Files of no step
-/// are left alone. A folder that is not there has nothing to refuse.
+/// snapshot (`NN-name.6.12.txt`) of a step without `per_kernel`, or a
+/// per-QEMU one (`NN-name.qemu10.txt`) of a step without `per_qemu`, whose
+/// `lab.toml` then says nothing of why the kernel or QEMU matters; a
+/// snapshot without the series or QEMU part of a step that has it, which no
+/// run reads; and a series that is not `major.minor`. Files of no step are
+/// left alone. A folder that is not there has nothing to refuse.
 fn check_snapshot_files<'a>(
     dir: &Path,
     steps: impl Iterator<Item = (usize, &'a LabStep)>,
@@ -616,6 +644,10 @@ fn check_snapshot_files<'a>(
     for name in names {
         let Some(stem) = name.strip_suffix(".txt") else {
             continue;
+        };
+        let (stem, qemu) = match stem.rsplit_once(".qemu") {
+            Some((rest, major)) if major.parse::<u32>().is_ok() => (rest, Some(major)),
+            _ => (stem, None),
         };
         let (base, series) = match stem.split_once('.') {
             Some((base, series)) => (base, Some(series)),
@@ -639,6 +671,20 @@ fn check_snapshot_files<'a>(
             (Some(series), Some(_)) if !crate::tools::guest::is_series(series) => {
                 bail!("expected/{name}: {series:?} is not a kernel series (major.minor, e.g. 6.12)")
             }
+            _ => {}
+        }
+        match (qemu, &step.per_qemu) {
+            (Some(major), None) => bail!(
+                "expected/{name} is a snapshot for QEMU {major}, but step {base} has no \
+                 `per_qemu = \"why\"`: a step's output is the same on every QEMU unless \
+                 the emulated device really reports something else, which `per_qemu` says, \
+                 and why"
+            ),
+            (None, Some(_)) => bail!(
+                "expected/{name}: step {base} is `per_qemu`: its snapshots end in \
+                 .qemu<major>.txt, one per QEMU major version (QEMU 7.2: .qemu7.txt), and \
+                 no run reads {name}: rename or remove it"
+            ),
             _ => {}
         }
     }
@@ -1013,6 +1059,7 @@ hint = "Does exit unregister?"
                     inputs: None,
                     extra: None,
                     kernel_series: None,
+                    qemu_major: None,
                     steps: [
                         LabStep {
                             name: "load",
@@ -1026,6 +1073,7 @@ hint = "Does exit unregister?"
                             differential: false,
                             warns: None,
                             per_kernel: None,
+                            per_qemu: None,
                             extra: false,
                         },
                         LabStep {
@@ -1044,6 +1092,7 @@ hint = "Does exit unregister?"
                             differential: false,
                             warns: None,
                             per_kernel: None,
+                            per_qemu: None,
                             extra: false,
                         },
                     ],
@@ -1439,7 +1488,7 @@ run = "insmod /lab/m.ko"
     fn unknown_step_key() {
         check(
             &format!("{HEAD}[[step]]\nname='a'\nrun='true'\nexpect='x'\n"),
-            expect!["error: line 7, column 1, at `expect`: unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `check_disk`, `points`, `depends`, `hint`, `kernel`, `failslab`, `differential`, `warns`, `per_kernel`"],
+            expect!["error: line 7, column 1, at `expect`: unknown field `expect`, expected one of `name`, `run`, `host`, `host_solution`, `compile_fail`, `check_disk`, `points`, `depends`, `hint`, `kernel`, `failslab`, `differential`, `warns`, `per_kernel`, `per_qemu`"],
         );
     }
 
@@ -1594,6 +1643,76 @@ run = "insmod /lab/m.ko"
             lab.expected_path(1),
             dir.path().join("elsewhere/02-limits.6.18.txt")
         );
+    }
+
+    fn per_qemu_lab(dir: &Path, files: &[&str]) -> Result<Lab> {
+        let lab_dir = dir.join("lab-00");
+        std::fs::create_dir_all(lab_dir.join("expected")).unwrap();
+        std::fs::write(
+            lab_dir.join("lab.toml"),
+            "title='t'\nchapter='c.md'\nmodules=['m']\n\
+             [[step]]\nname='limits'\nrun='cat /sys/block/x/queue/max_discard_segments'\n\
+             per_kernel='6.12 reads DMRL'\nper_qemu='QEMU 10 reports DMRL 255'\n\
+             [[step]]\nname='identify'\nrun='nvmetest ioctl'\nper_qemu='QEMU 10 sets more ONCS bits'\n\
+             [[step]]\nname='unload'\nrun='rmmod m'\n",
+        )
+        .unwrap();
+        for f in files {
+            std::fs::write(lab_dir.join("expected").join(f), "x\n").unwrap();
+        }
+        Lab::load(&lab_dir)
+    }
+
+    #[test]
+    fn per_qemu_snapshots_are_looked_up_by_qemu_major() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            "01-limits.6.1.qemu7.txt",
+            "01-limits.6.12.qemu10.txt",
+            "02-identify.qemu7.txt",
+            "02-identify.qemu10.txt",
+            "03-unload.txt",
+        ];
+        let mut lab = per_qemu_lab(dir.path(), &files).unwrap();
+        let expected = lab.dir.join("expected");
+        assert!(lab.has_per_qemu_steps());
+        lab.config.qemu_major = Some(7);
+        assert_eq!(
+            lab.expected_path(0),
+            expected.join("01-limits.6.1.qemu7.txt")
+        );
+        assert_eq!(lab.expected_path(1), expected.join("02-identify.qemu7.txt"));
+        assert_eq!(lab.expected_path(2), expected.join("03-unload.txt"));
+        lab.config.qemu_major = Some(10);
+        lab.config.kernel_series = Some("6.12".into());
+        assert_eq!(
+            lab.expected_path(0),
+            expected.join("01-limits.6.12.qemu10.txt")
+        );
+        assert_eq!(
+            lab.expected_path(1),
+            expected.join("02-identify.qemu10.txt")
+        );
+        // A QEMU with no snapshot yet: the file UPDATE_EXPECT writes.
+        lab.config.qemu_major = Some(9);
+        assert_eq!(lab.expected_path(1), expected.join("02-identify.qemu9.txt"));
+    }
+
+    #[test]
+    fn per_qemu_snapshots_need_the_reason_in_lab_toml() {
+        let err = |files: &[&str]| {
+            let dir = tempfile::tempdir().unwrap();
+            format!("{:#}", per_qemu_lab(dir.path(), files).unwrap_err())
+        };
+        expect![[r#"invalid /LAB/lab.toml: expected/03-unload.qemu10.txt is a snapshot for QEMU 10, but step 03-unload has no `per_qemu = "why"`: a step's output is the same on every QEMU unless the emulated device really reports something else, which `per_qemu` says, and why"#]]
+        .assert_eq(&strip_dir(&err(&["03-unload.qemu10.txt"])));
+        expect![[r#"invalid /LAB/lab.toml: expected/02-identify.txt: step 02-identify is `per_qemu`: its snapshots end in .qemu<major>.txt, one per QEMU major version (QEMU 7.2: .qemu7.txt), and no run reads 02-identify.txt: rename or remove it"#]]
+        .assert_eq(&strip_dir(&err(&["02-identify.txt"])));
+        // Both parts: the series first, then QEMU's.
+        expect![[r#"invalid /LAB/lab.toml: expected/01-limits.qemu7.txt: step 01-limits is `per_kernel`: its snapshots are 01-limits.<series>.txt, one per kernel series (01-limits.6.1.txt, 01-limits.6.12.txt), and no run reads 01-limits.qemu7.txt: rename or remove it"#]]
+        .assert_eq(&strip_dir(&err(&["01-limits.qemu7.txt"])));
+        expect![[r#"invalid /LAB/lab.toml: expected/01-limits.6.1.txt: step 01-limits is `per_qemu`: its snapshots end in .qemu<major>.txt, one per QEMU major version (QEMU 7.2: .qemu7.txt), and no run reads 01-limits.6.1.txt: rename or remove it"#]]
+        .assert_eq(&strip_dir(&err(&["01-limits.6.1.txt"])));
     }
 
     #[test]

@@ -38,6 +38,12 @@ pub struct LabStep {
     /// `NN-name.<series>.txt` (`01-c-limits.6.12.txt`), and no
     /// `NN-name.txt` (see [`crate::spec::lab::Lab::expected_path`]).
     pub per_kernel: Option<String>,
+    /// `per_qemu = "why"`: the step's output depends on the host's QEMU
+    /// (what its emulated device reports, e.g. NVMe Identify data), for a
+    /// reason `why` gives, so it has one snapshot per QEMU major version,
+    /// `NN-name.qemu<major>.txt` (`NN-name.<series>.qemu<major>.txt` when
+    /// also `per_kernel`), and no `NN-name.txt`.
+    pub per_qemu: Option<String>,
     /// Not a `lab.toml` key: one of an instructor's extra steps
     /// ([`crate::spec::lab::Lab::add_extra`]), numbered within its own file.
     pub extra: bool,
@@ -191,6 +197,7 @@ struct RawStep {
     differential: Option<bool>,
     warns: Option<String>,
     per_kernel: Option<String>,
+    per_qemu: Option<String>,
 }
 
 impl TryFrom<RawStep> for LabStep {
@@ -210,6 +217,7 @@ impl TryFrom<RawStep> for LabStep {
             differential,
             warns: raw.warns,
             per_kernel: raw.per_kernel,
+            per_qemu: raw.per_qemu,
             extra: false,
         })
     }
@@ -244,19 +252,37 @@ impl RawStep {
         if differential && (!matches!(kind, StepKind::Guest(_)) || debug.is_some()) {
             return Err("`differential` is for guest (`run`) steps on every kernel".into());
         }
-        match self.per_kernel.as_deref().map(str::trim) {
-            Some("") => {
-                return Err("`per_kernel` needs its reason: say what the kernel \
-                     does differently, e.g. `per_kernel = \"6.12's C driver ...\"`"
-                    .into())
+        let reasons = [
+            (
+                "per_kernel",
+                self.per_kernel.as_deref(),
+                "the kernel",
+                "6.12's C driver ...",
+            ),
+            (
+                "per_qemu",
+                self.per_qemu.as_deref(),
+                "QEMU",
+                "QEMU 10 reports ONCS ...",
+            ),
+        ];
+        for (key, reason, what, example) in reasons {
+            match reason.map(str::trim) {
+                Some("") => {
+                    return Err(format!(
+                        "`{key}` needs its reason: say what {what} does differently, \
+                         e.g. `{key} = \"{example}\"`"
+                    ))
+                }
+                Some(_) if differential => {
+                    return Err(format!(
+                        "`{key}` is for steps with snapshot files; a `differential` step \
+                         has none (the reference solution's run, on the same kernel, is \
+                         its expected output)"
+                    ))
+                }
+                _ => {}
             }
-            Some(_) if differential => {
-                return Err("`per_kernel` is for steps with snapshot files; a \
-                     `differential` step has none (the reference solution's run, on \
-                     the same kernel, is its expected output)"
-                    .into())
-            }
-            _ => {}
         }
         Ok((kind, debug, differential))
     }
@@ -312,13 +338,18 @@ impl LabStep {
     }
 
     /// The snapshot file name of step `index` (0-based) on a kernel of
-    /// `series` (`6.12`): `NN-name.txt`, or `NN-name.<series>.txt` for a
-    /// `per_kernel` step.
-    pub fn snapshot_file_name(&self, index: usize, series: &str) -> String {
-        match self.per_kernel {
-            Some(_) => format!("{:02}-{}.{series}.txt", index + 1, self.name),
-            None => self.expected_file_name(index),
+    /// `series` (`6.12`) and a QEMU of major version `qemu`: `NN-name.txt`,
+    /// with `.<series>` for a `per_kernel` step and `.qemu<major>` for a
+    /// `per_qemu` one (`NN-name.6.12.qemu10.txt`).
+    pub fn snapshot_file_name(&self, index: usize, series: &str, qemu: u32) -> String {
+        let mut name = format!("{:02}-{}", index + 1, self.name);
+        if self.per_kernel.is_some() {
+            name = format!("{name}.{series}");
         }
+        if self.per_qemu.is_some() {
+            name = format!("{name}.qemu{qemu}");
+        }
+        name + ".txt"
     }
 
     /// The step as the guest runs it, if it is a guest step.

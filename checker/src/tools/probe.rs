@@ -167,6 +167,20 @@ pub fn version(tool: &str) -> Option<String> {
         .then(|| text.lines().next().unwrap_or("").trim().to_owned())
 }
 
+/// The major version of the host's `qemu-system-x86_64` (`7` for
+/// "QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18)"), asked
+/// once per process; `None` when it does not run.
+pub fn qemu_major() -> Option<u32> {
+    static MAJOR: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    *MAJOR.get_or_init(|| version("qemu-system-x86_64").and_then(|v| parse_qemu_major(&v)))
+}
+
+/// The major version in the first line of `qemu-system-x86_64 --version`.
+pub fn parse_qemu_major(line: &str) -> Option<u32> {
+    let rest = line.split("version ").nth(1)?;
+    rest.split('.').next()?.trim().parse().ok()
+}
+
 /// `rustc --version` of the toolchain `rust-toolchain.toml` selects (run
 /// from the workspace root when there is one); empty when it fails.
 pub fn rustc_version() -> String {
@@ -293,6 +307,22 @@ mod tests {
 
     fn check_abi(depends: &str, expect: Expect) {
         expect.assert_eq(&format!("{:?}", abi_from_depends(depends)));
+    }
+
+    #[test]
+    fn qemu_major_from_version_line() {
+        let major = |line| parse_qemu_major(line);
+        assert_eq!(
+            major("QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18)"),
+            Some(7)
+        );
+        assert_eq!(
+            major("QEMU emulator version 10.0.13 (Debian 1:10.0.13+ds-0+deb13u1)"),
+            Some(10)
+        );
+        assert_eq!(major("QEMU emulator version 8.2.2"), Some(8));
+        assert_eq!(major("qemu-system-x86_64: unknown option"), None);
+        assert_eq!(major(""), None);
     }
 
     #[test]
