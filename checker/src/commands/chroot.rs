@@ -21,7 +21,10 @@
 //!    trixie, so the host's toolchain runs there).
 //! 4. `.devcontainer/bootstrap.sh` inside (what the Containerfile and the
 //!    dev container run), then `make lab-01` and `make lab-01 SOLUTION=1`
-//!    (or those of the labs `--labs` names),
+//!    (or those of the labs `--labs` names; a `drivers/NAME` there is
+//!    graded once, by `checker lab drivers/NAME`, and must pass;
+//!    `UPDATE_EXPECT` set on the host is passed in, so that snapshots of
+//!    Debian 13's QEMU are recorded in the root's clone),
 //!    each `chroot . /usr/bin/env -i ... /bin/bash -lc ...` in a private
 //!    mount namespace whose root is ROOT (`pivot_root`): in a plain chroot
 //!    the kernel refuses bubblewrap its user namespace. make exits
@@ -320,6 +323,25 @@ fn mounted_below(dir: &Path) -> Result<Vec<PathBuf>> {
     let text = std::fs::read_to_string("/proc/self/mountinfo")
         .context("cannot read /proc/self/mountinfo")?;
     Ok(mounts_below(&text, dir))
+}
+
+/// What a passing check proved of `labs` (labs and drivers).
+pub fn summary(labs: &[String]) -> String {
+    let (drivers, labs): (Vec<&str>, Vec<&str>) = labs
+        .iter()
+        .map(String::as_str)
+        .partition(|l| l.starts_with("drivers/"));
+    let mut parts = Vec::new();
+    if !labs.is_empty() {
+        parts.push(format!(
+            "the skeletons of {} failed and their solutions passed",
+            labs.join(", ")
+        ));
+    }
+    if !drivers.is_empty() {
+        parts.push(format!("{} passed", drivers.join(", ")));
+    }
+    parts.join("; ")
 }
 
 /// What a phase inside the root must end with.
@@ -688,10 +710,7 @@ pub fn run(workspace: &Path, cache: &Path, args: &ChrootArgs) -> Result<bool> {
     println!(
         "chroot-check: {} in {:.0} s (logs in {}; the root stays in {} until the next run)",
         if passed {
-            format!(
-                "Debian 13 set up from nothing; the skeletons of {} failed and their solutions passed",
-                args.labs.join(", ")
-            )
+            format!("Debian 13 set up from nothing; {}", summary(&args.labs))
         } else {
             "FAILED on Debian 13".to_owned()
         },
@@ -761,6 +780,16 @@ fn git_dirty(workspace: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_summary_names_labs_and_drivers_apart() {
+        let labs = |l: &[&str]| summary(&l.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            labs(&["lab-01", "lab-11", "drivers/nvme"]),
+            "the skeletons of lab-01, lab-11 failed and their solutions passed; drivers/nvme passed"
+        );
+        assert_eq!(labs(&["drivers/nvme"]), "drivers/nvme passed");
+    }
 
     #[test]
     fn a_driver_is_graded_once_and_must_pass() {
