@@ -7,6 +7,11 @@
 //! argument of a fixed `%.*s` format, so a `%` in it is printed as it is and
 //! never read as a format directive. Text longer than [`LINE_CAPACITY`] is
 //! cut at a character boundary.
+//!
+//! A message without arguments (`pr_info!("loaded\n")`) needs no
+//! formatting: the literal itself is the `%.*s` argument, and the call
+//! compiles to one call of `printk`, with no buffer on the stack. Formatting
+//! happens in one function per module, not at every call.
 
 use core::ffi::{c_char, c_int};
 use core::fmt::{self, Write};
@@ -116,24 +121,56 @@ impl Write for LineBuffer {
 ///
 /// Used by the `pr_*!` macros; call those instead.
 #[doc(hidden)]
+#[inline]
 pub fn call_printk(level: Level, prefix: &'static [u8], args: fmt::Arguments<'_>) {
+    match args.as_str() {
+        // A literal without arguments, known when this is inlined into the
+        // `pr_*!` call: nothing to format, nor to copy.
+        Some(text) => printk_text(level, prefix, text),
+        None => printk_formatted(level, prefix, args),
+    }
+}
+
+/// Formats `args` into a [`LineBuffer`] and prints it; out of line, so that
+/// each `pr_*!` call with arguments costs a call and not a buffer.
+#[inline(never)]
+fn printk_formatted(level: Level, prefix: &'static [u8], args: fmt::Arguments<'_>) {
     let mut line = LineBuffer::new();
     // `LineBuffer::write_str` never fails; a `Display` impl that fails leaves
     // what it wrote so far, which is still worth printing.
     let _ = line.write_fmt(args);
-    let text = line.as_bytes();
+    printk_bytes(level, prefix, line.as_bytes());
+}
+
+/// Prints `text` at `level`, after `prefix`, cut as [`LineBuffer`] cuts
+/// it: at most [`LINE_CAPACITY`] bytes, at a character boundary.
+#[inline]
+fn printk_text(level: Level, prefix: &'static [u8], text: &str) {
+    let mut len = text.len().min(LINE_CAPACITY);
+    while !text.is_char_boundary(len) {
+        len -= 1;
+    }
+    printk_bytes(level, prefix, &text.as_bytes()[..len]);
+}
+
+/// Prints the first [`LINE_CAPACITY`] bytes of `text` at `level`, after
+/// `prefix`.
+#[inline]
+fn printk_bytes(level: Level, prefix: &'static [u8], text: &[u8]) {
+    let len = text.len().min(LINE_CAPACITY);
     // `%s` reads up to a NUL: a prefix without one (not made by `module!`)
     // would be read past its end.
     let prefix = if prefix.contains(&0) { prefix } else { b"\0" };
     // SAFETY: `level.format()` is a NUL-terminated format whose `%s` takes
     // `prefix` (it holds a NUL, checked above) and whose `%.*s` takes an
-    // `int` length and a pointer to at least that many bytes: `text` is at
-    // most `LINE_CAPACITY` bytes, which fits an `int`.
+    // `int` length and a pointer to at least that many bytes: `len` is at
+    // most `LINE_CAPACITY` and at most the length of `text`, and fits an
+    // `int`.
     unsafe {
         bindings::_printk(
             level.format().as_ptr().cast::<c_char>(),
             prefix.as_ptr().cast::<c_char>(),
-            text.len() as c_int,
+            len as c_int,
             text.as_ptr().cast::<c_char>(),
         );
     }
@@ -141,6 +178,7 @@ pub fn call_printk(level: Level, prefix: &'static [u8], args: fmt::Arguments<'_>
 
 /// Continues the previous line: `KERN_CONT`, no prefix.
 #[doc(hidden)]
+#[inline]
 pub fn call_printk_cont(args: fmt::Arguments<'_>) {
     call_printk(Level::Cont, b"\0", args);
 }
