@@ -49,6 +49,7 @@ fn main() {
 
     let objtree = PathBuf::from(objtree);
     kernel_cfgs(&objtree);
+    config_cfgs(&objtree);
     let mut args = clang_args(&cflags, &objtree);
     args.extend([
         "--target=x86_64-linux-gnu".to_owned(),
@@ -362,6 +363,62 @@ fn kernel_cfgs(objtree: &Path) {
             println!("cargo:rustc-cfg={name}");
         }
     }
+}
+
+/// The tree's configuration options that the crate's code follows, as
+/// cfgs of the same name (`#[cfg(CONFIG_DEBUG_KMEMLEAK)]`, as mainline
+/// writes them), set when the tree's `include/config/auto.conf` has them
+/// `=y`. Each skips a call into a C helper that does nothing on a tree
+/// without the option (Debian's kernels): the call, and the helper linked
+/// into every module that makes it, cost size for nothing. The debug
+/// kernel has all four.
+const CONFIG_CFGS: &[(&str, &str)] = &[
+    (
+        "CONFIG_FAULT_INJECTION",
+        "the allocator's fault-injection site (`rust_helper_alloc_should_fail`)",
+    ),
+    (
+        "CONFIG_DEBUG_ATOMIC_SLEEP",
+        "a condition variable's check before it sleeps (`rust_helper_might_sleep_prepared`)",
+    ),
+    (
+        "CONFIG_DEBUG_KMEMLEAK",
+        "the unload registry's `kmemleak_not_leak` for a leaked registration",
+    ),
+    (
+        "CONFIG_DEBUG_LOCK_ALLOC",
+        "`mutex_lock` is a macro over `mutex_lock_nested` (lockdep), so a helper",
+    ),
+];
+
+/// Reads the tree's `include/config/auto.conf` and emits [`CONFIG_CFGS`].
+fn config_cfgs(objtree: &Path) {
+    for (name, _) in CONFIG_CFGS {
+        println!("cargo:rustc-check-cfg=cfg({name})");
+    }
+    let auto_conf = objtree.join("include/config/auto.conf");
+    println!("cargo:rerun-if-changed={}", auto_conf.display());
+    let Ok(text) = std::fs::read_to_string(&auto_conf) else {
+        eprintln!(
+            "error: no {}: is {} a kernel tree after `modules_prepare`?",
+            auto_conf.display(),
+            objtree.display()
+        );
+        std::process::exit(1);
+    };
+    for name in config_enabled(&text, CONFIG_CFGS.iter().map(|(name, _)| *name)) {
+        println!("cargo:rustc-cfg={name}");
+    }
+}
+
+/// Which of `names` `auto.conf`'s `text` sets to `y` (`CONFIG_X=y`).
+fn config_enabled<'a>(text: &str, names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    names
+        .filter(|name| {
+            text.lines()
+                .any(|l| l.strip_prefix(name).and_then(|v| v.strip_prefix('=')) == Some("y"))
+        })
+        .collect()
 }
 
 /// `LINUX_VERSION_CODE` of `version.h`: `#define LINUX_VERSION_CODE 395520`.

@@ -446,14 +446,18 @@ pub(crate) fn sweep() {
             }
             e
         };
+        // Without kmemleak (Debian's kernels) the helper does nothing, and
+        // the call is left out.
         // SAFETY: stopped, and nothing uses the value again (see above).
+        #[cfg(CONFIG_DEBUG_KMEMLEAK)]
         unsafe {
             let alloc = (*e).alloc.load(Ordering::Relaxed);
             if !alloc.is_null() {
                 bindings::rust_helper_kmemleak_not_leak(alloc);
             }
-            ((*e).ops.reclaim)(e);
         }
+        // SAFETY: as above.
+        unsafe { ((*e).ops.reclaim)(e) };
     }
 }
 

@@ -68,9 +68,16 @@ pub fn might_sleep() {
 /// [`WaitQueue::prepare_to_wait`], before `schedule`): the same check of
 /// the context, without `might_sleep`'s warning that the task is not
 /// running.
+///
+/// Without `CONFIG_DEBUG_ATOMIC_SLEEP` (Debian's kernels) the check does
+/// nothing, and the call to the helper is left out.
+#[inline]
 pub(crate) fn might_sleep_prepared() {
     // SAFETY: as for `might_sleep`.
-    unsafe { bindings::rust_helper_might_sleep_prepared() }
+    #[cfg(CONFIG_DEBUG_ATOMIC_SLEEP)]
+    unsafe {
+        bindings::rust_helper_might_sleep_prepared()
+    }
 }
 // ANCHOR_END: might_sleep
 

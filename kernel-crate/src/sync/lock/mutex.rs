@@ -31,6 +31,14 @@ macro_rules! new_mutex {
 // ANCHOR_END: new_mutex
 
 // ANCHOR: backend
+// `mutex_lock` is a function of the kernel, called directly, except with
+// lockdep (`CONFIG_DEBUG_LOCK_ALLOC`, the debug kernel), where it is a
+// macro over `mutex_lock_nested` that a C helper wraps.
+#[cfg(not(CONFIG_DEBUG_LOCK_ALLOC))]
+use bindings::mutex_lock;
+#[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+use bindings::rust_helper_mutex_lock as mutex_lock;
+
 // `mutex_lock` gives exclusive ownership until `mutex_unlock`.
 plain_backend!(
     /// The [`Backend`](super::Backend) of [`Mutex`]: `mutex_lock` and
@@ -38,7 +46,7 @@ plain_backend!(
     MutexBackend,
     bindings::mutex,
     init: bindings::__mutex_init,
-    lock: bindings::rust_helper_mutex_lock,
+    lock: mutex_lock,
     unlock: bindings::mutex_unlock
 );
 // ANCHOR_END: backend
