@@ -110,6 +110,7 @@ fn main() {
         .allowlist_function("__wake_up")
         .allowlist_function("synchronize_rcu")
         .allowlist_function("schedule")
+        .allowlist_function("schedule_timeout_uninterruptible")
         .allowlist_function("flush_signals")
         .allowlist_function("kthread_create_on_node")
         .allowlist_function("kthread_stop")

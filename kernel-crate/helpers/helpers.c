@@ -121,11 +121,6 @@ void rust_helper_set_current_state(unsigned int state)
 	set_current_state(state);
 }
 
-void rust_helper_refcount_set(refcount_t *r, int n)
-{
-	refcount_set(r, n);
-}
-
 void rust_helper_refcount_inc(refcount_t *r)
 {
 	refcount_inc(r);

@@ -37,7 +37,6 @@ int rust_helper_signal_pending(void);
 void rust_helper_allow_signal(int sig);
 struct task_struct *rust_helper_get_current(void);
 void rust_helper_set_current_state(unsigned int state);
-void rust_helper_refcount_set(refcount_t *r, int n);
 void rust_helper_refcount_inc(refcount_t *r);
 int rust_helper_refcount_dec_and_test(refcount_t *r);
 
@@ -232,7 +231,6 @@ void rust_helper_unload_lock(void);
 void rust_helper_unload_unlock(void);
 void rust_helper_unload_warn(const char *type, size_t len, const char *action);
 void rust_helper_warn_misuse(const char *what);
-void rust_helper_unload_wait(void);
 void rust_helper_kmemleak_not_leak(const void *ptr);
 bool rust_helper_try_module_get(struct module *module);
 

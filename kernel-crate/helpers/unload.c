@@ -8,7 +8,6 @@
 #include <linux/bug.h>
 #include <linux/kmemleak.h>
 #include <linux/module.h>
-#include <linux/sched.h>
 #include <linux/spinlock.h>
 
 #include "helpers.h"
@@ -34,11 +33,6 @@ void rust_helper_unload_warn(const char *type, size_t len, const char *action)
 void rust_helper_warn_misuse(const char *what)
 {
 	WARN(1, KBUILD_MODNAME ": %s\n", what);
-}
-
-void rust_helper_unload_wait(void)
-{
-	schedule_timeout_uninterruptible(1);
 }
 
 void rust_helper_kmemleak_not_leak(const void *ptr)

@@ -307,7 +307,7 @@ impl Entry {
                     // The sweep is stopping it: wait for the end, after
                     // which the sweep does not touch it again.
                     // SAFETY: no lock is held; sleeps a tick.
-                    unsafe { bindings::rust_helper_unload_wait() };
+                    unsafe { bindings::schedule_timeout_uninterruptible(1) };
                 }
             }
         }

@@ -8,6 +8,7 @@
 //! pointer stored in a structure does. Intrusive lists ([`crate::list`])
 //! keep their items that way.
 
+use core::ffi::c_int;
 use core::marker::PhantomData;
 use core::mem::{offset_of, ManuallyDrop};
 use core::ops::Deref;
@@ -16,6 +17,14 @@ use core::ptr::{self, NonNull};
 use crate::alloc::{AllocError, Flags, KBox};
 use crate::bindings;
 use crate::init::{Opaque, PinInit};
+
+// A `refcount_t` is `struct { atomic_t refs; }` and an `atomic_t` is
+// `struct { int counter; }`: `Arc::pin_init` sets the count with a write
+// of an `int`.
+const _: () = assert!(
+    core::mem::size_of::<bindings::refcount_t>() == core::mem::size_of::<c_int>()
+        && core::mem::align_of::<bindings::refcount_t>() == core::mem::align_of::<c_int>()
+);
 
 /// The heap block of an [`Arc`]: the count and the value.
 #[repr(C)]
@@ -79,12 +88,13 @@ impl<T> Arc<T> {
             drop(unsafe { KBox::from_raw(slot.cast::<core::mem::MaybeUninit<ArcInner<T>>>()) });
             return Err(e);
         }
-        // SAFETY: the count is in the block and not yet shared.
+        // SAFETY: the count is in the block and not yet shared, so a plain
+        // write initialises it: a `refcount_t` is an `atomic_t`, an `int`
+        // (checked below), and this is C's `REFCOUNT_INIT(1)`.
         unsafe {
-            bindings::rust_helper_refcount_set(
-                Opaque::raw_get(ptr::addr_of_mut!((*slot).refcount)),
-                1,
-            )
+            Opaque::raw_get(ptr::addr_of_mut!((*slot).refcount))
+                .cast::<c_int>()
+                .write(1)
         };
         // INVARIANT: the block is initialised with a count of one, this `Arc`.
         Ok(Arc {
