@@ -189,10 +189,26 @@ impl<T> Drop for Arc<T> {
             bindings::rust_helper_refcount_dec_and_test(self.ptr.as_ref().refcount.as_raw())
         } != 0;
         if last {
-            // SAFETY: the count reached zero: no other `Arc` exists; the
-            // block came from a `KBox` and holds an initialised value.
-            drop(unsafe { KBox::from_raw(self.ptr.as_ptr()) });
+            // SAFETY: the count reached zero: no other `Arc` exists.
+            unsafe { Self::drop_last(self.ptr) };
         }
+    }
+}
+
+impl<T> Arc<T> {
+    /// Drops the value and frees the block, once the count has reached
+    /// zero. Out of line: every `Arc<T>` that may be the last shares one
+    /// copy of the value's drop.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is the block of an `Arc<T>` whose count has reached zero: no
+    /// `Arc` or `ArcBorrow` of it is used again.
+    #[inline(never)]
+    unsafe fn drop_last(ptr: NonNull<ArcInner<T>>) {
+        // SAFETY: the block came from a `KBox` and holds an initialised
+        // value (type invariants), which no one else uses (caller).
+        drop(unsafe { KBox::from_raw(ptr.as_ptr()) });
     }
 }
 
