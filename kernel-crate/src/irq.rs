@@ -21,7 +21,7 @@ use crate::error::{code::EINVAL, to_result, Result};
 use crate::init::pin_init_from_closure;
 use crate::pci;
 use crate::sync::Arc;
-use crate::unload::{self, Entry, Ops};
+use crate::unload::{Entry, Ops};
 
 /// What a handler tells the kernel (`irqreturn_t`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -304,7 +304,7 @@ impl<H: Handler> Registration<H> {
     const UNLOAD: &'static Ops = &Ops {
         name: core::any::type_name::<Self>,
         stop: Self::free_leaked,
-        reclaim: unload::reclaim_nothing,
+        reclaim: None,
         kthread: false,
     };
 

@@ -78,7 +78,7 @@ const DETACHED_IDLE: u8 = 2;
 static OPS: Ops = Ops {
     name: core::any::type_name::<KThread>,
     stop: stop_leaked,
-    reclaim: reclaim_leaked,
+    reclaim: Some(reclaim_leaked),
     kthread: true,
 };
 

@@ -23,7 +23,7 @@ use crate::error::{from_result, to_result, Error, Result};
 use crate::init::{pin_init_from_closure, Opaque, PinInit};
 use crate::io::{Io, IoRaw};
 use crate::module::ThisModule;
-use crate::unload::{self, Entry, Ops};
+use crate::unload::{Entry, Ops};
 
 /// "Any vendor", "any device" in a [`DeviceId`] (`PCI_ANY_ID`).
 pub const ANY_ID: u32 = u32::MAX;
@@ -431,7 +431,7 @@ impl<T: Driver> Registration<T> {
     const UNLOAD: &'static Ops = &Ops {
         name: core::any::type_name::<Self>,
         stop: Self::unregister_leaked,
-        reclaim: unload::reclaim_nothing,
+        reclaim: None,
         kthread: false,
     };
 

@@ -19,7 +19,7 @@ use crate::bindings;
 use crate::error::{Error, Result};
 use crate::file::{FileOperations, FileOpsVtable, OpenAdapter};
 use crate::init::{pin_init_from_closure, PinInit};
-use crate::unload::{self, Entry, Ops};
+use crate::unload::{Entry, Ops};
 
 /// A kind of device registration: the C structure that the VFS finds on
 /// open, and how it is registered and unregistered.
@@ -156,7 +156,7 @@ impl<K: Kind, T: FileOperations> Registration<K, T> {
     const UNLOAD: &'static Ops = &Ops {
         name: core::any::type_name::<Self>,
         stop: Self::unregister_leaked,
-        reclaim: unload::reclaim_nothing,
+        reclaim: None,
         kthread: false,
     };
 

@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 #[cfg(not(kernel_shrinker_alloc))]
 use crate::init::Opaque;
 use crate::init::{pin_init_from_closure, PinInit};
-use crate::unload::{self, Entry, Ops};
+use crate::unload::{Entry, Ops};
 
 /// `SHRINK_STOP` and `SHRINK_EMPTY` of `include/linux/shrinker.h`,
 /// `(~0UL)` and `(~0UL - 1)`, which bindgen does not evaluate.
@@ -195,7 +195,7 @@ impl<T: Shrinker> Registration<T> {
     const UNLOAD: &'static Ops = &Ops {
         name: core::any::type_name::<Self>,
         stop: Self::unregister_leaked,
-        reclaim: unload::reclaim_nothing,
+        reclaim: None,
         kthread: false,
     };
 

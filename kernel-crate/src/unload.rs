@@ -105,12 +105,13 @@ pub(crate) struct Ops {
     /// The entry is enrolled in a live value of the type, taken by the
     /// sweep; called once.
     pub(crate) stop: unsafe fn(*const Entry),
-    /// Frees what only this crate points to, once the exit is over.
+    /// Frees what only this crate points to, once the exit is over; `None`
+    /// for values whose memory is not this crate's to free.
     ///
     /// # Safety
     ///
     /// `stop` has run on the entry and nothing will use the value again.
-    pub(crate) reclaim: unsafe fn(*const Entry),
+    pub(crate) reclaim: Option<unsafe fn(*const Entry)>,
     /// Whether it is a kernel thread (stopped first).
     pub(crate) kthread: bool,
 }
@@ -456,14 +457,10 @@ pub(crate) fn sweep() {
                 bindings::rust_helper_kmemleak_not_leak(alloc);
             }
         }
-        // SAFETY: as above.
-        unsafe { ((*e).ops.reclaim)(e) };
+        // SAFETY: `e` is live until reclaimed (see above).
+        if let Some(reclaim) = unsafe { (*e).ops.reclaim } {
+            // SAFETY: as above.
+            unsafe { reclaim(e) };
+        }
     }
 }
-
-/// A `reclaim` for values whose memory is not this crate's to free.
-///
-/// # Safety
-///
-/// None needed: it does nothing.
-pub(crate) unsafe fn reclaim_nothing(_e: *const Entry) {}
