@@ -71,6 +71,7 @@ fn main() {
         .allowlist_type("module")
         .allowlist_function("_printk")
         .allowlist_function("rust_helper_.*")
+        .allowlist_var("rust_unload_mutex")
         .allowlist_var("E[A-Z0-9]+")
         .allowlist_var("MAX_ERRNO")
         .allowlist_var("O_(NONBLOCK|APPEND|TRUNC)")

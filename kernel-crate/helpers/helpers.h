@@ -227,8 +227,7 @@ int rust_helper_register_shrinker(struct shrinker *shrinker, const char *name);
 #endif
 
 /* The registry of kthreads and registrations (kernel-crate/src/unload.rs). */
-void rust_helper_unload_lock(void);
-void rust_helper_unload_unlock(void);
+extern struct mutex rust_unload_mutex;
 void rust_helper_unload_warn(const char *type, size_t len, const char *action);
 void rust_helper_warn_misuse(const char *what);
 void rust_helper_kmemleak_not_leak(const void *ptr);

@@ -27,8 +27,9 @@
 //! own: the exit tells kmemleak it is kept on purpose (the warning has
 //! reported it). One initialised in place inside a larger value cannot be
 //! told apart from it, and kmemleak reports that value as the leak it is.
-//! The registry is a list through the entries themselves, under a
-//! spinlock: enrolling never allocates and cannot fail.
+//! The registry is a list through the entries themselves, under a mutex
+//! (`helpers/unload.c`): enrolling never allocates and cannot fail. Every
+//! caller may sleep anyway: it registers or unregisters, spawns or stops.
 //!
 //! Races the states below settle:
 //! - a value dropped while the sweep stops it (by a thread the sweep is
@@ -72,6 +73,7 @@ use core::sync::atomic::{AtomicPtr, Ordering};
 use crate::alloc::{flags::GFP_KERNEL, AllocError, KBox};
 use crate::bindings;
 use crate::init::PinInit;
+use crate::sync::lock::mutex::mutex_lock;
 
 /// Where an entry is; changed only under the registry's lock.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -160,15 +162,16 @@ static REGISTRY: Registry = Registry(UnsafeCell::new(Lists {
     swept: ptr::null_mut(),
 }));
 
-/// The registry's lock, held while it lives; a spinlock, held for a few
+/// The registry's lock, held while it lives; a mutex, held for a few
 /// instructions, never across a stop.
 struct Guard;
 
 impl Guard {
     fn lock() -> Guard {
-        // SAFETY: the spinlock is statically initialised (DEFINE_SPINLOCK);
-        // the guard unlocks it.
-        unsafe { bindings::rust_helper_unload_lock() };
+        // SAFETY: the mutex is statically initialised
+        // (`__MUTEX_INITIALIZER` in `helpers/unload.c`) and never moves;
+        // the guard unlocks it. Every caller may sleep (see above).
+        unsafe { mutex_lock(&raw mut bindings::rust_unload_mutex) };
         Guard
     }
 
@@ -193,8 +196,8 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        // SAFETY: locked by `Guard::lock`.
-        unsafe { bindings::rust_helper_unload_unlock() };
+        // SAFETY: locked by `Guard::lock`, on this thread.
+        unsafe { bindings::mutex_unlock(&raw mut bindings::rust_unload_mutex) };
     }
 }
 

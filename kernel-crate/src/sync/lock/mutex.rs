@@ -35,9 +35,9 @@ macro_rules! new_mutex {
 // lockdep (`CONFIG_DEBUG_LOCK_ALLOC`, the debug kernel), where it is a
 // macro over `mutex_lock_nested` that a C helper wraps.
 #[cfg(not(CONFIG_DEBUG_LOCK_ALLOC))]
-use bindings::mutex_lock;
+pub(crate) use bindings::mutex_lock;
 #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
-use bindings::rust_helper_mutex_lock as mutex_lock;
+pub(crate) use bindings::rust_helper_mutex_lock as mutex_lock;
 
 // `mutex_lock` gives exclusive ownership until `mutex_unlock`.
 plain_backend!(
