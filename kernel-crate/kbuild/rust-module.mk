@@ -57,6 +57,11 @@ rust-flags += -Zplt=yes
 # thunks to call. 6.9 renamed the options CONFIG_MITIGATION_*.
 rust-flags += $(if $(CONFIG_RETPOLINE)$(CONFIG_MITIGATION_RETPOLINE),-Zretpoline-external-thunk)
 rust-flags += $(if $(CONFIG_RETHUNK)$(CONFIG_MITIGATION_RETHUNK),-Zfunction-return=thunk-extern)
+# Indirect branch tracking (Debian's 6.12 has it, 6.1 not): every function
+# that may be called indirectly starts with ENDBR64, or the CPU faults on
+# the call (a file operation, on a CPU with IBT); no jump tables, whose
+# NOTRACK jumps kernel IBT refuses.
+rust-flags += $(if $(CONFIG_X86_KERNEL_IBT),-Zcf-protection=branch -Cjump-tables=n)
 # ANCHOR_END: flags
 
 # ANCHOR: kasan

@@ -221,6 +221,17 @@ pub fn report(ko: &str, violations: &[ForbiddenSymbol]) -> String {
 pub fn check_modules(dir: &Path, modules: &[String], log: &Path) -> Result<bool> {
     let mut clean = true;
     let mut text = String::new();
+    let missing = missing_endbr(&fs::read_to_string(log).unwrap_or_default());
+    if missing > 0 {
+        clean = false;
+        let _ = writeln!(
+            text,
+            "checker: objtool found {missing} address-taken functions without ENDBR64: \
+             the kernel has indirect branch tracking (CONFIG_X86_KERNEL_IBT), and an \
+             indirect call to one of them faults on a CPU with IBT; the Rust code must be \
+             built with -Zcf-protection=branch (kernel-crate/kbuild/rust-module.mk)"
+        );
+    }
     for m in modules {
         let name = format!("{m}.ko");
         let violations = check_module(&dir.join(&name))?;
@@ -235,6 +246,15 @@ pub fn check_modules(dir: &Path, modules: &[String], log: &Path) -> Result<bool>
         fs::write(log, old).with_context(|| format!("cannot write {}", log.display()))?;
     }
     Ok(clean)
+}
+
+/// How many of objtool's warnings in a build log say that code takes the
+/// address of a function that does not start with ENDBR64 (built without
+/// `-Zcf-protection=branch` for a kernel with IBT).
+pub fn missing_endbr(log: &str) -> usize {
+    log.lines()
+        .filter(|l| l.contains("objtool:") && l.contains("relocation to !ENDBR"))
+        .count()
 }
 
 #[cfg(test)]
@@ -254,6 +274,16 @@ mod tests {
 
     fn rendered(symbols: &[Symbol]) -> String {
         report("m.ko", &check_symbols(symbols))
+    }
+
+    #[test]
+    fn objtool_warnings_of_missing_endbr_are_counted() {
+        let log = "  RUSTC   rust_semaphore.o\n\
+            rust_semaphore.o: warning: objtool: .rodata..Lanon.1+0x0: data relocation to !ENDBR: read+0x0\n\
+            rust_semaphore.o: warning: objtool: .rodata..Lanon.1+0x8: data relocation to !ENDBR: write+0x0\n\
+            m.o: warning: objtool: f()+0x1c: unreachable instruction\n";
+        assert_eq!(missing_endbr(log), 2);
+        assert_eq!(missing_endbr("  LD [M]  m.ko\n"), 0);
     }
 
     #[test]
