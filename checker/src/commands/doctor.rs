@@ -113,7 +113,7 @@ fn debian_packages() -> Vec<Check> {
         Ok(missing) => missing,
     };
     if missing.is_empty() {
-        let sets: Vec<_> = setup::PACKAGE_SETS.iter().map(|s| s.what).collect();
+        let sets: Vec<_> = setup::package_sets().iter().map(|s| s.what).collect();
         let found = format!("installed ({})", sets.join(", "));
         return vec![check(Health::Ok, "debian packages", found, "")];
     }
@@ -148,17 +148,26 @@ fn kernel(cache: &Path) -> Vec<Check> {
     let mut v = vec![headers(&kdir, &abi, release.as_deref())];
     v.push(guest_kernel(&guest, release.as_deref()));
     v.extend(unpacked_vmlinux(&guest));
-    let series = crate::tools::guest::cached(cache);
-    let mut names = vec![format!("6.1: {abi} (default)")];
-    names.extend(series.iter().map(|(s, a)| format!("{}: {a}", s.arg())));
-    if series.is_empty() {
-        names.push("6.12: not downloaded (`GUEST=6.12` fetches it)".to_owned());
+    // The default is the host's series (Debian's headers), or on a host
+    // that is not Debian a series of the cache's.
+    let default = crate::tools::guest::series_of(&abi).unwrap_or_default();
+    let others: Vec<_> = crate::tools::guest::cached(cache)
+        .into_iter()
+        .filter(|(_, a)| *a != abi)
+        .collect();
+    let mut names = vec![format!("{default}: {abi} (default)")];
+    names.extend(others.iter().map(|(s, a)| format!("{}: {a}", s.arg())));
+    if others.is_empty() {
+        let other = if default == "6.12" { "6.1" } else { "6.12" };
+        names.push(format!(
+            "{other}: not downloaded (`GUEST={other}` fetches it)"
+        ));
     }
     v.push(check(Health::Ok, "guest kernels", names.join(", "), ""));
     v.extend(
         probe::other_guest_kernels(cache, &abi)
             .into_iter()
-            .filter(|dir| !series.iter().any(|(_, a)| dir.ends_with(a)))
+            .filter(|dir| !others.iter().any(|(_, a)| dir.ends_with(a)))
             .map(|dir| {
                 check(
                     Warn,

@@ -62,6 +62,11 @@ impl Linux {
     }
 }
 
+/// The series a host that is not Debian (Ubuntu, Gradescope's images)
+/// builds for and boots without `--guest`: the current Debian stable's,
+/// from bookworm-backports there (see [`fetch`]).
+pub const ELSEWHERE: Linux = Linux::V6_12;
+
 /// The Debian suites that carry `series` for a host of `codename`
 /// (`VERSION_CODENAME` of `/etc/os-release`): a name for the cache's apt
 /// folder and the source list's lines. For 6.12 on Debian 12 the suite
@@ -161,10 +166,7 @@ pub fn toolchain_for(series: Linux, base: Toolchain, workspace: &Path) -> Result
     if is_of(&base.abi, series) {
         return Ok(base);
     }
-    let abi = match cached_abi(&base.cache, series) {
-        Some(abi) => abi,
-        None => fetch_once(series, &base.cache)?,
-    };
+    let abi = ensure_cached(series, &base.cache)?;
     let g = GuestKernel::locate(&base.cache, &abi);
     g.merge_usr_lib()?;
     let boot_kernel = if g.vmlinux.is_file() {
@@ -292,9 +294,25 @@ fn fetch_once(series: Linux, cache: &Path) -> Result<String> {
     }
 }
 
+/// The ABI of `series` in the cache, downloaded first when it is not
+/// there (under the cache's lock).
+pub fn ensure_cached(series: Linux, cache: &Path) -> Result<String> {
+    match cached_abi(cache, series) {
+        Some(abi) => Ok(abi),
+        None => fetch_once(series, cache),
+    }
+}
+
 /// Downloads and unpacks `series` into the cache; returns its ABI.
 fn fetch(series: Linux, cache: &Path) -> Result<String> {
-    let codename = host_codename();
+    // A host that is not Debian takes Debian 12's suites: the Kbuild tools
+    // of the package run on the host, and bookworm's need only glibc 2.36
+    // (trixie's 2.41, newer than Ubuntu 24.04's).
+    let codename = if probe::host_is_debian() {
+        host_codename()
+    } else {
+        "bookworm".to_owned()
+    };
     let (suite, lines) = sources(series, &codename);
     let started = Instant::now();
     eprintln!(

@@ -32,8 +32,37 @@ pub fn abi_from_depends(depends: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// The kernel ABI the installed headers metapackage points at.
+/// Whether the host is Debian itself (`ID=debian` in `/etc/os-release`),
+/// whose apt installs Debian's kernel headers (`linux-headers-amd64`).
+/// Elsewhere (Ubuntu, Gradescope's images) the kernel is Debian's default
+/// guest series, taken from Debian's archive into the cache as `--guest`
+/// takes another series (see [`crate::tools::guest`]).
+pub fn host_is_debian() -> bool {
+    os_release_id(&fs::read_to_string("/etc/os-release").unwrap_or_default()) == "debian"
+}
+
+/// The `ID` of an `/etc/os-release` text (`debian`, `ubuntu`), unquoted.
+pub fn os_release_id(text: &str) -> &str {
+    text.lines()
+        .find_map(|l| l.strip_prefix("ID="))
+        .map(|v| v.trim().trim_matches('"'))
+        .unwrap_or("")
+}
+
+/// The kernel ABI of the host's series: on Debian the one the installed
+/// headers metapackage points at; elsewhere the cache's kernel of
+/// [`crate::tools::guest::ELSEWHERE`], which `make setup` downloads.
 pub fn kernel_abi() -> Result<String> {
+    if !host_is_debian() {
+        let series = crate::tools::guest::ELSEWHERE;
+        return crate::tools::guest::cached_abi(&::vm::cache_root(), series).with_context(|| {
+            format!(
+                "no Linux {} in the cache yet (this host is not Debian: the kernel comes \
+                 from Debian's archive): run `make setup`",
+                series.arg()
+            )
+        });
+    }
     let out = Command::new("dpkg-query")
         .args(["-W", "-f=${Depends}", HEADERS_METAPACKAGE])
         .stdin(Stdio::null())
@@ -49,9 +78,15 @@ pub fn kernel_abi() -> Result<String> {
     })
 }
 
-/// The Kbuild tree of Debian's headers for `abi`.
+/// The Kbuild tree of Debian's headers for `abi`: installed on a Debian
+/// host, unpacked into the cache elsewhere.
 pub fn headers_dir(abi: &str) -> PathBuf {
-    PathBuf::from(format!("/usr/src/linux-headers-{abi}"))
+    if host_is_debian() {
+        PathBuf::from(format!("/usr/src/linux-headers-{abi}"))
+    } else {
+        let cache = ::vm::cache_root();
+        crate::tools::guest::headers_in(&GuestKernel::locate(&cache, abi).dir, abi)
+    }
 }
 
 /// The `KDIR` of a build against Debian's kernel: the headers of the
@@ -307,6 +342,20 @@ mod tests {
 
     fn check_abi(depends: &str, expect: Expect) {
         expect.assert_eq(&format!("{:?}", abi_from_depends(depends)));
+    }
+
+    #[test]
+    fn os_release_ids() {
+        assert_eq!(
+            os_release_id("PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n"),
+            "debian"
+        );
+        assert_eq!(
+            os_release_id("NAME=\"Ubuntu\"\nID=ubuntu\nID_LIKE=debian\nVERSION_CODENAME=noble\n"),
+            "ubuntu"
+        );
+        assert_eq!(os_release_id("ID=\"fedora\"\n"), "fedora");
+        assert_eq!(os_release_id(""), "");
     }
 
     #[test]

@@ -40,7 +40,6 @@ pub const LAB_PACKAGES: PackageSet = PackageSet {
         "clang",
         "cpio",
         "kmod",
-        "linux-headers-amd64",
         "make",
         "gcc",
         "binutils",
@@ -59,6 +58,33 @@ pub const LAB_PACKAGES: PackageSet = PackageSet {
     ],
     retry: "make setup",
 };
+
+/// Where the kernel headers come from on a Debian host: Debian's
+/// metapackage, which installs the current kernel's headers.
+pub const DEBIAN_KERNEL_PACKAGES: PackageSet = PackageSet {
+    what: "kernel headers metapackage",
+    packages: &["linux-headers-amd64"],
+    retry: "make setup",
+};
+
+/// What a host that is not Debian (Ubuntu) needs to take the kernel from
+/// Debian's archive into the cache ([`crate::tools::guest`]): the keys
+/// that sign it (Ubuntu packages them as Debian does).
+pub const ARCHIVE_KEYRING_PACKAGES: PackageSet = PackageSet {
+    what: "Debian's archive keyring",
+    packages: &["debian-archive-keyring"],
+    retry: "make setup",
+};
+
+/// The kernel's package set of this host: headers on Debian, the
+/// archive's keyring elsewhere.
+pub fn kernel_packages() -> &'static PackageSet {
+    if probe::host_is_debian() {
+        &DEBIAN_KERNEL_PACKAGES
+    } else {
+        &ARCHIVE_KEYRING_PACKAGES
+    }
+}
 
 /// What building the debug kernel needs (`make vm-debug`, `KERNEL=debug`):
 /// the kernel build's own tools (Kconfig's lexer and parser, objtool's ELF
@@ -91,15 +117,23 @@ pub const BROWSER_PACKAGES: PackageSet = PackageSet {
 /// What `npm ci` needs (`make setup`'s npm tools) when the machine has no
 /// `npm`: Debian 13 packages npm apart from `nodejs`. Installed only when
 /// `npm` is missing (a Node.js from elsewhere, e.g. NodeSource's, brings
-/// its own npm and conflicts with Debian's), so not in [`PACKAGE_SETS`].
+/// its own npm and conflicts with Debian's), so not in [`package_sets`].
 pub const NPM_PACKAGES: PackageSet = PackageSet {
     what: "node.js and npm",
     packages: &["nodejs", "npm"],
     retry: "make setup",
 };
 
-/// Every package set, in the order the set-up first needs them.
-pub const PACKAGE_SETS: &[PackageSet] = &[LAB_PACKAGES, DEBUG_KERNEL_PACKAGES, BROWSER_PACKAGES];
+/// Every package set of this host, in the order the set-up first needs
+/// them.
+pub fn package_sets() -> [&'static PackageSet; 4] {
+    [
+        &LAB_PACKAGES,
+        kernel_packages(),
+        &DEBUG_KERNEL_PACKAGES,
+        &BROWSER_PACKAGES,
+    ]
+}
 
 /// What [`ensure`] should do.
 #[derive(Debug, Clone, Default)]
@@ -149,14 +183,27 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
 
     // 1. Debian packages.
     ensure_set(&mut apt, &LAB_PACKAGES, &say)?;
+    ensure_set(&mut apt, kernel_packages(), &say)?;
 
-    // 2. Kernel ABI and headers.
-    let abi = probe::kernel_abi()?;
-    let kdir = ensure_headers(&mut apt, &abi, &say)?;
+    // 2. Kernel ABI and headers: on Debian its own; elsewhere the default
+    // series of Debian's archive, unpacked into the cache with its image.
+    let cache = ::vm::cache_root();
+    let (abi, kdir) = if probe::host_is_debian() {
+        let abi = probe::kernel_abi()?;
+        let kdir = ensure_headers(&mut apt, &abi, &say)?;
+        (abi, kdir)
+    } else {
+        let abi = crate::tools::guest::ensure_cached(crate::tools::guest::ELSEWHERE, &cache)?;
+        let kdir = probe::headers_dir(&abi);
+        say(&format!(
+            "kernel headers {abi} ... ok (from Debian's archive, in {}: this host is not Debian)",
+            kdir.display()
+        ));
+        (abi, kdir)
+    };
 
     // 3. Guest kernel, in the cache, never installed on the host, and its
     // uncompressed image for a faster boot.
-    let cache = ::vm::cache_root();
     let guest = probe::GuestKernel::locate(&cache, &abi);
     ensure_guest_kernel(&mut apt, &abi, &cache, &guest, &say)?;
     guest.merge_usr_lib()?;
@@ -432,7 +479,7 @@ fn ensure_set(apt: &mut Apt, set: &PackageSet, say: &dyn Fn(&str)) -> Result<()>
 /// the set it belongs to (for `checker doctor`).
 pub fn missing_from_sets() -> Result<Vec<(&'static PackageSet, String)>> {
     let mut missing = Vec::new();
-    for set in PACKAGE_SETS {
+    for set in package_sets() {
         for package in missing_packages(set.packages)? {
             if !missing.iter().any(|(_, p)| *p == package) {
                 missing.push((set, package));
@@ -775,7 +822,14 @@ mod tests {
 
     #[test]
     fn package_sets_are_distinct_and_named() {
-        for set in PACKAGE_SETS {
+        let all = [
+            &LAB_PACKAGES,
+            &DEBIAN_KERNEL_PACKAGES,
+            &ARCHIVE_KEYRING_PACKAGES,
+            &DEBUG_KERNEL_PACKAGES,
+            &BROWSER_PACKAGES,
+        ];
+        for set in all {
             assert!(!set.packages.is_empty(), "{}", set.what);
             assert!(set.retry.starts_with("make "), "{}", set.what);
             let mut names = set.packages.to_vec();
