@@ -168,6 +168,7 @@ pub fn toolchain_for(series: Linux, base: Toolchain, workspace: &Path) -> Result
     }
     let abi = ensure_cached(series, &base.cache)?;
     let g = GuestKernel::locate(&base.cache, &abi);
+    setup::ensure_kernel_compiler(&headers_in(&g.dir, &abi), false)?;
     g.merge_usr_lib()?;
     let boot_kernel = if g.vmlinux.is_file() {
         g.vmlinux.clone()

@@ -199,6 +199,7 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
             "kernel headers {abi} ... ok (from Debian's archive, in {}: this host is not Debian)",
             kdir.display()
         ));
+        ensure_kernel_compiler(&kdir, opts.verbose)?;
         (abi, kdir)
     };
 
@@ -236,6 +237,61 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
         debug: false,
         rust_target_dir: None,
     })
+}
+
+/// The compiler a Kbuild tree was configured with, which its Makefile
+/// calls by name: the first word of `CONFIG_CC_VERSION_TEXT` in the text
+/// of its `include/config/auto.conf` (`x86_64-linux-gnu-gcc-12`).
+pub fn kernel_compiler(auto_conf: &str) -> Option<&str> {
+    auto_conf
+        .lines()
+        .find_map(|l| l.strip_prefix("CONFIG_CC_VERSION_TEXT="))?
+        .trim_matches('"')
+        .split_whitespace()
+        .next()
+}
+
+/// The package of a versioned GCC (`gcc-12` for `x86_64-linux-gnu-gcc-12`,
+/// the same name in Debian and Ubuntu); `None` for an unversioned one.
+pub fn compiler_package(compiler: &str) -> Option<String> {
+    let name = compiler
+        .strip_prefix("x86_64-linux-gnu-")
+        .unwrap_or(compiler);
+    let version = name.strip_prefix("gcc-")?;
+    (!version.is_empty() && version.bytes().all(|b| b.is_ascii_digit())).then(|| name.to_owned())
+}
+
+/// Installs the compiler the Kbuild tree `kdir` calls when it is not on
+/// the machine: a kernel from another release than the host's (the
+/// default guest on a host that is not Debian, `GUEST=6.1` on Debian 13)
+/// names its release's GCC (`gcc-12`), which the host's `gcc` is not.
+pub fn ensure_kernel_compiler(kdir: &Path, verbose: bool) -> Result<()> {
+    let auto_conf = kdir.join("include/config/auto.conf");
+    let text = fs::read_to_string(&auto_conf)
+        .with_context(|| format!("cannot read {}", auto_conf.display()))?;
+    let Some(compiler) = kernel_compiler(&text) else {
+        return Ok(());
+    };
+    if runs(compiler) {
+        if verbose {
+            println!("setup: kernel's compiler {compiler} ... ok (installed)");
+        }
+        return Ok(());
+    }
+    let Some(package) = compiler_package(compiler) else {
+        bail!(
+            "{} was built with {compiler}, which is not installed and not a GCC package: install it",
+            kdir.display()
+        );
+    };
+    let started = Instant::now();
+    println!("setup: kernel's compiler {compiler} ... installing {package}");
+    Apt::new().install(&[package], "make setup")?;
+    println!(
+        "setup: kernel's compiler {compiler} ... ok (installed in {:.1} s)",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 /// Installs Debian's headers for `abi` unless they are there; returns
@@ -818,6 +874,21 @@ mod tests {
         let image = "# the image\ngcc\nlibc6:amd64\n\nbash\n";
         expect![[r#"["clang", "flex", "qemu-system-x86"]"#]]
             .assert_eq(&format!("{:?}", not_in_image(installed, image)));
+    }
+
+    #[test]
+    fn the_kernels_compiler_and_its_package() {
+        let conf = "CONFIG_CC_VERSION_TEXT=\"x86_64-linux-gnu-gcc-12 (Debian 12.2.0-14+deb12u1) 12.2.0\"\nCONFIG_GCC_VERSION=120200\n";
+        assert_eq!(kernel_compiler(conf), Some("x86_64-linux-gnu-gcc-12"));
+        assert_eq!(kernel_compiler("CONFIG_X=y\n"), None);
+        assert_eq!(
+            compiler_package("x86_64-linux-gnu-gcc-12").as_deref(),
+            Some("gcc-12")
+        );
+        assert_eq!(compiler_package("gcc-14").as_deref(), Some("gcc-14"));
+        assert_eq!(compiler_package("gcc"), None);
+        assert_eq!(compiler_package("clang"), None);
+        assert_eq!(compiler_package("gcc-12; rm -rf /"), None);
     }
 
     #[test]
