@@ -51,9 +51,12 @@ setup:
 # solution), drivers/nvme about 105 s (its build for 6.12 included). Every
 # run also downloads the set-up's Debian packages again.
 CHROOT_LABS ?= lab-01,lab-11,drivers/nvme
+# Then, unless CHROOT_UBUNTU=0, Ubuntu 24.04's os-release over that root,
+# the set-up again and lab 01: the route of a host that is not Debian
+# (Gradescope's images), about 2 minutes more.
 .PHONY: chroot-check
 chroot-check:
-	$(CHECKER) chroot-check $(if $(FRESH),--fresh) --labs $(CHROOT_LABS)
+	$(CHECKER) chroot-check $(if $(FRESH),--fresh) --labs $(CHROOT_LABS) $(if $(filter 0,$(CHROOT_UBUNTU)),,--as-ubuntu)
 
 GUEST_ARG = $(if $(GUEST),--guest $(GUEST))
 

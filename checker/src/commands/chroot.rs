@@ -80,7 +80,17 @@ pub struct ChrootArgs {
     /// separated).
     #[arg(long, value_delimiter = ',', default_value = "lab-01", value_parser = lab_name)]
     pub labs: Vec<String>,
+    /// Then pretend to be Ubuntu 24.04 (its `/etc/os-release` over the
+    /// Debian 13 userland) and set up and grade lab 01 again: the route of
+    /// a host that is not Debian (the kernel from Debian's archive into
+    /// the cache, its GCC), as Gradescope's images take it.
+    #[arg(long)]
+    pub as_ubuntu: bool,
 }
+
+/// Ubuntu 24.04's `/etc/os-release`, as `--as-ubuntu` writes it.
+pub const UBUNTU_OS_RELEASE: &str = "PRETTY_NAME=\"Ubuntu 24.04 LTS\"\nNAME=\"Ubuntu\"\n\
+    VERSION_ID=\"24.04\"\nVERSION_CODENAME=noble\nID=ubuntu\nID_LIKE=debian\n";
 
 /// A lab's name as `--labs` takes it: `lab-` and two digits (it becomes
 /// part of a shell command inside the root).
@@ -103,7 +113,7 @@ fn lab_name(s: &str) -> std::result::Result<String, String> {
 /// The phases inside the root: the set-up, then for each lab its
 /// skeleton (a graded failure) and its solution (a pass): what each is,
 /// its log's name, its command, and the verdict it must give.
-pub fn phases(labs: &[String]) -> Vec<(String, String, String, Expect)> {
+pub fn phases(labs: &[String], as_ubuntu: bool) -> Vec<(String, String, String, Expect)> {
     let mut out = vec![(
         "set-up inside (bootstrap.sh)".to_owned(),
         "setup".to_owned(),
@@ -134,6 +144,29 @@ pub fn phases(labs: &[String]) -> Vec<(String, String, String, Expect)> {
             format!("make {lab} SOLUTION=1 (must pass)"),
             format!("{lab}-solution"),
             format!("make {lab} SOLUTION=1"),
+            Expect::Passed,
+        ));
+    }
+    if as_ubuntu {
+        out.push((
+            "as Ubuntu 24.04: set-up again (its os-release over Debian 13)".to_owned(),
+            "ubuntu-setup".to_owned(),
+            format!(
+                "rm -f /etc/os-release && printf '{}' > /etc/os-release && make setup NO_BOOK=1",
+                UBUNTU_OS_RELEASE.replace('\n', "\\n")
+            ),
+            Expect::Success,
+        ));
+        out.push((
+            "as Ubuntu 24.04: make lab-01 (skeleton: must fail)".to_owned(),
+            "ubuntu-lab-01".to_owned(),
+            "make lab-01".to_owned(),
+            Expect::GradedFailure,
+        ));
+        out.push((
+            "as Ubuntu 24.04: make lab-01 SOLUTION=1 (must pass)".to_owned(),
+            "ubuntu-lab-01-solution".to_owned(),
+            "make lab-01 SOLUTION=1".to_owned(),
             Expect::Passed,
         ));
     }
@@ -655,7 +688,7 @@ pub fn run(workspace: &Path, cache: &Path, args: &ChrootArgs) -> Result<bool> {
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| "dumb".into());
     let mut passed = true;
-    for (what, log, script, expect) in phases(&args.labs) {
+    for (what, log, script, expect) in phases(&args.labs, args.as_ubuntu) {
         let started = Instant::now();
         println!("chroot-check: {what} ...");
         let cmd = chroot_command(&dirs.run, &term, &script);
@@ -792,8 +825,33 @@ mod tests {
     }
 
     #[test]
+    fn as_ubuntu_sets_up_and_grades_lab_01_again_last() {
+        let got: Vec<(String, Expect)> = phases(&["lab-01".into()], true)
+            .into_iter()
+            .skip(3)
+            .map(|(_, log, script, expect)| (format!("{log}: {script}"), expect))
+            .collect();
+        assert_eq!(got.len(), 3);
+        assert!(got[0].0.starts_with("ubuntu-setup: rm -f /etc/os-release && printf 'PRETTY_NAME=\"Ubuntu 24.04 LTS\"\\nNAME="));
+        assert!(got[0]
+            .0
+            .ends_with("ID=ubuntu\\nID_LIKE=debian\\n' > /etc/os-release && make setup NO_BOOK=1"));
+        assert_eq!(
+            got[1],
+            ("ubuntu-lab-01: make lab-01".into(), Expect::GradedFailure)
+        );
+        assert_eq!(
+            got[2],
+            (
+                "ubuntu-lab-01-solution: make lab-01 SOLUTION=1".into(),
+                Expect::Passed
+            )
+        );
+    }
+
+    #[test]
     fn a_driver_is_graded_once_and_must_pass() {
-        let got: Vec<(String, Expect)> = phases(&["drivers/nvme".into()])
+        let got: Vec<(String, Expect)> = phases(&["drivers/nvme".into()], false)
             .into_iter()
             .skip(1)
             .map(|(_, log, script, expect)| (format!("{log}: {script}"), expect))
@@ -809,7 +867,7 @@ mod tests {
 
     #[test]
     fn each_lab_is_graded_twice_after_the_set_up() {
-        let got: Vec<(String, Expect)> = phases(&["lab-01".into(), "lab-11".into()])
+        let got: Vec<(String, Expect)> = phases(&["lab-01".into(), "lab-11".into()], false)
             .into_iter()
             .map(|(_, log, script, expect)| (format!("{log}: {script}"), expect))
             .collect();
