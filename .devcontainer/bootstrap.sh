@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The workbook's set-up from nothing on Debian 13 (or 12), x86-64: the one
+# The workbook's set-up from nothing on Debian 13 (or 12), or Ubuntu, x86-64: the one
 # script behind the Containerfile, the dev container (devcontainer.json),
 # Gradescope's setup.sh and `make chroot-check` (which runs it on a fresh
 # debootstrap trixie root). Idempotent: a second run only checks.
