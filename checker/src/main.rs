@@ -407,11 +407,11 @@ fn real_main(cli: Cli) -> Result<Outcome> {
         Cmd::Doctor if commands::doctor::run()? => Ok(true),
         Cmd::Doctor => return Ok(Outcome::Error),
         Cmd::Kdir { linux: None } => {
-            println!("{}", tools::probe::kdir()?.display());
+            println!("{}", tools::guest::host_kdir()?.display());
             Ok(true)
         }
         Cmd::Kdir { linux: Some(l) } => {
-            let tc = checker::tools::guest::guest_toolchain(
+            let tc = checker::tools::setup::guest_toolchain(
                 Some(l),
                 run::ensure_quiet()?,
                 &workspace::root(),
@@ -549,8 +549,8 @@ fn export_toolchains(kernels: &[String], root: &Path) -> Result<Vec<setup::Toolc
         let root = Ok(root.to_path_buf());
         let tc = match name.as_str() {
             "default" => base,
-            "6.1" => checker::tools::guest::guest_toolchain(Some(Linux::V6_1), base, &root)?,
-            "6.12" => checker::tools::guest::guest_toolchain(Some(Linux::V6_12), base, &root)?,
+            "6.1" => checker::tools::setup::guest_toolchain(Some(Linux::V6_1), base, &root)?,
+            "6.12" => checker::tools::setup::guest_toolchain(Some(Linux::V6_12), base, &root)?,
             "debug" | "debug-6.1" | "debug-6.12" => checker::tools::debugkernel::toolchain_for(
                 KernelChoice::Debug,
                 name.strip_prefix("debug-").and_then(Linux::of),
@@ -665,7 +665,7 @@ fn bench(
     let root = workspace::root()?;
     let base = run::ensure_quiet()?;
     let host = base.abi.clone();
-    let tc = checker::tools::guest::guest_toolchain(linux, base, &Ok(root.clone()))?;
+    let tc = checker::tools::setup::guest_toolchain(linux, base, &Ok(root.clone()))?;
     let other = linux.filter(|_| tc.abi != host);
     println!("kernel: {}", tc.abi);
     print!("{}", measure(&root, &tc, other)?);
@@ -676,7 +676,7 @@ fn bench(
 fn verify(guest: GuestArgs, labs: &[String]) -> Result<bool> {
     vm::install_interrupt_handler()?;
     let root = workspace::root()?;
-    let tc = checker::tools::guest::guest_toolchain(
+    let tc = checker::tools::setup::guest_toolchain(
         guest.linux,
         run::ensure_quiet()?,
         &Ok(root.clone()),

@@ -138,11 +138,11 @@ fn debian_packages() -> Vec<Check> {
 /// The kernel ABI, its headers and the guest kernel of that ABI in the
 /// cache.
 fn kernel(cache: &Path) -> Vec<Check> {
-    let abi = match probe::kernel_abi() {
+    let abi = match crate::tools::guest::host_abi() {
         Err(e) => return vec![check(Fail, "kernel ABI", format!("{e:#}"), "`make setup`")],
         Ok(abi) => abi,
     };
-    let kdir = probe::headers_dir(&abi);
+    let kdir = crate::tools::guest::host_headers(&abi);
     let release = probe::headers_release(&kdir);
     let guest = probe::GuestKernel::locate(cache, &abi);
     let mut v = vec![headers(&kdir, &abi, release.as_deref())];

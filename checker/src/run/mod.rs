@@ -338,7 +338,7 @@ fn resolve(
     // that series is not needed for it.
     let tc = match (req.kernel.unwrap_or_default(), &root) {
         (KernelChoice::Debian, _) => {
-            crate::tools::guest::guest_toolchain(req.guest.linux, tc, &root)?
+            crate::tools::setup::guest_toolchain(req.guest.linux, tc, &root)?
         }
         (choice, Ok(r)) => {
             crate::tools::debugkernel::toolchain_for(choice, req.guest.linux, tc, r)?

@@ -38,7 +38,7 @@ pub fn series(linux: Option<Linux>, abi: &str) -> Linux {
 /// The series of the host's Debian kernel (`linux-headers-amd64`'s ABI),
 /// 6.1 when it cannot be told: `make vm-debug` without `GUEST`.
 pub fn host_series() -> Linux {
-    crate::tools::probe::kernel_abi()
+    crate::tools::guest::host_abi()
         .ok()
         .and_then(|abi| Linux::of(&abi))
         .unwrap_or_default()

@@ -116,7 +116,7 @@ pub fn binutils(tool: &str, args: &[&std::ffi::OsStr]) -> Result<String> {
 /// against Debian's headers (what `make clean` needs of the tree is the
 /// same for both kernels).
 pub fn clean(root: &Path) -> Result<()> {
-    let kdir = crate::tools::probe::kdir()?;
+    let kdir = crate::tools::guest::host_kdir()?;
     for (dir, _) in module_folders(root)? {
         let status = make_in(&dir, &kdir, None, false)
             .args(["--no-print-directory", "-s", "clean"])

@@ -29,7 +29,6 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use crate::tools::probe::{self, GuestKernel};
-use crate::tools::setup::{self, Toolchain};
 
 /// A guest kernel series (`--guest`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -66,6 +65,38 @@ impl Linux {
 /// builds for and boots without `--guest`: the current Debian stable's,
 /// from bookworm-backports there (see [`fetch`]).
 pub const ELSEWHERE: Linux = Linux::V6_12;
+
+/// The kernel ABI of the host's series: on Debian the one its installed
+/// headers metapackage points at ([`probe::kernel_abi`]); elsewhere the
+/// cache's kernel of [`ELSEWHERE`], which `make setup` downloads.
+pub fn host_abi() -> Result<String> {
+    if probe::host_is_debian() {
+        return probe::kernel_abi();
+    }
+    cached_abi(&::vm::cache_root(), ELSEWHERE).with_context(|| {
+        format!(
+            "no Linux {} in the cache yet (this host is not Debian: the kernel comes from \
+             Debian's archive): run `make setup`",
+            ELSEWHERE.arg()
+        )
+    })
+}
+
+/// The Kbuild tree of the host's kernel `abi`: Debian's installed headers
+/// on Debian, the ones unpacked into the cache elsewhere.
+pub fn host_headers(abi: &str) -> PathBuf {
+    if probe::host_is_debian() {
+        probe::headers_dir(abi)
+    } else {
+        headers_in(&GuestKernel::locate(&::vm::cache_root(), abi).dir, abi)
+    }
+}
+
+/// The `KDIR` of a build for the host's series (`checker kdir`, for
+/// `module.mk`).
+pub fn host_kdir() -> Result<PathBuf> {
+    Ok(host_headers(&host_abi()?))
+}
 
 /// The Debian suites that carry `series` for a host of `codename`
 /// (`VERSION_CODENAME` of `/etc/os-release`): a name for the cache's apt
@@ -157,43 +188,6 @@ pub fn cached(cache: &Path) -> Vec<(Linux, String)> {
         .into_iter()
         .filter_map(|s| cached_abi(cache, s).map(|abi| (s, abi)))
         .collect()
-}
-
-/// The toolchain for `series`: `base` itself when it is the host's
-/// series; otherwise the series' kernel, downloaded first when it is not
-/// in the cache.
-pub fn toolchain_for(series: Linux, base: Toolchain, workspace: &Path) -> Result<Toolchain> {
-    if is_of(&base.abi, series) {
-        return Ok(base);
-    }
-    let abi = ensure_cached(series, &base.cache)?;
-    let g = GuestKernel::locate(&base.cache, &abi);
-    setup::ensure_kernel_compiler(&headers_in(&g.dir, &abi), false)?;
-    g.merge_usr_lib()?;
-    let boot_kernel = if g.vmlinux.is_file() {
-        g.vmlinux.clone()
-    } else {
-        // 6.12's payload is zstd's; when it cannot be unpacked (no zstd),
-        // the bzImage boots as it is, decompressing itself (slower).
-        match setup::extract_vmlinux(&g.vmlinuz, &g.vmlinux) {
-            Ok(()) => g.vmlinux.clone(),
-            Err(_) => g.vmlinuz.clone(),
-        }
-    };
-    Ok(Toolchain {
-        kdir: headers_in(&g.dir, &abi),
-        abi,
-        vmlinuz: g.vmlinuz,
-        boot_kernel,
-        modules_dir: g.modules_dir,
-        cache: base.cache,
-        debug: false,
-        rust_target_dir: Some(
-            workspace
-                .join("target")
-                .join(format!("guest-{}", series.arg())),
-        ),
-    })
 }
 
 /// An apt of the cache's own for `suite`: its source list, package lists
@@ -434,22 +428,6 @@ pub fn relocate_makefile(text: &str, usr_src: &str) -> String {
         .collect()
 }
 
-/// `base` (the host's Debian kernel series) or the toolchain of Debian's
-/// kernel of the guest series `linux` (`--guest`, see [`Linux`]). The
-/// debug kernel of a series is not Debian's: `--kernel debug --guest`
-/// goes to `tools::debugkernel::toolchain_for` instead.
-pub fn guest_toolchain(
-    linux: Option<Linux>,
-    base: Toolchain,
-    root: &Result<PathBuf>,
-) -> Result<Toolchain> {
-    match (linux, root) {
-        (None, _) => Ok(base),
-        (Some(l), Ok(r)) => toolchain_for(l, base, r),
-        (Some(l), Err(e)) => anyhow::bail!("--guest {} needs the workspace: {e}", l.arg()),
-    }
-}
-
 /// The unpacked `linux-source-<series>` package in the cache:
 /// `<cache>/debug-source-<series>/`, with the package's files below it and
 /// `version` (the package's version) written last.
@@ -538,7 +516,6 @@ pub fn fetch_source(series: Linux, cache: &Path) -> Result<vm::debugkernel::Sour
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::host_toolchain;
 
     #[test]
     fn series_of_an_abi() {
@@ -614,52 +591,8 @@ mod tests {
     }
 
     #[test]
-    fn toolchain_of_a_cached_series() {
-        let d = tempfile::tempdir().unwrap();
-        let abi = "6.12.95+deb12-amd64";
-        fs::write(d.path().join("guest-6.12"), format!("{abi}\n")).unwrap();
-        crate::testutil::write(
-            d.path(),
-            &[
-                (&format!("{abi}/boot/vmlinuz-{abi}"), "not a bzImage"),
-                (&format!("{abi}/usr/src/linux-headers-{abi}/Makefile"), ""),
-            ],
-        );
-        let tc = toolchain_for(Linux::V6_12, host_toolchain(d.path()), Path::new("/w")).unwrap();
-        let dir = d.path().join(abi);
-        assert_eq!(tc.abi, abi);
-        assert_eq!(tc.kdir, dir.join(format!("usr/src/linux-headers-{abi}")));
-        // No XZ payload: the bzImage itself boots.
-        assert_eq!(tc.boot_kernel, dir.join(format!("boot/vmlinuz-{abi}")));
-        assert_eq!(tc.modules_dir, dir.join("lib/modules").join(abi));
-        assert_eq!(
-            tc.rust_target_dir.as_deref(),
-            Some(Path::new("/w/target/guest-6.12"))
-        );
-        // 6.1 is the host's: the base toolchain as it is.
-        let same = toolchain_for(Linux::V6_1, host_toolchain(d.path()), Path::new("/w")).unwrap();
-        assert_eq!(same.kdir, host_toolchain(d.path()).kdir);
-        assert_eq!(same.rust_target_dir, None);
-        // On a host whose own kernel is 6.12 (Debian 13), 6.12 is the base.
-        let host = Toolchain {
-            abi: "6.12.117+deb13-amd64".into(),
-            ..host_toolchain(d.path())
-        };
-        let same = toolchain_for(Linux::V6_12, host.clone(), Path::new("/w")).unwrap();
-        assert_eq!(same.abi, host.abi);
-        assert_eq!(same.rust_target_dir, None);
-    }
-
-    #[test]
     fn series_of_an_abi_and_source_folder() {
         let d = tempfile::tempdir().unwrap();
-        let tc = guest_toolchain(
-            None,
-            host_toolchain(d.path()),
-            &Err(anyhow::anyhow!("no workspace")),
-        )
-        .unwrap();
-        assert_eq!(tc.kdir, host_toolchain(d.path()).kdir);
         assert_eq!(Linux::of("6.1.0-57-amd64"), Some(Linux::V6_1));
         assert_eq!(Linux::of("6.12.117+deb13-amd64"), Some(Linux::V6_12));
         assert_eq!(Linux::of("debug-6.12.95-1~bpo12+1"), Some(Linux::V6_12));

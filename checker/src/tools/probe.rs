@@ -36,7 +36,7 @@ pub fn abi_from_depends(depends: &str) -> Option<String> {
 /// whose apt installs Debian's kernel headers (`linux-headers-amd64`).
 /// Elsewhere (Ubuntu, Gradescope's images) the kernel is Debian's default
 /// guest series, taken from Debian's archive into the cache as `--guest`
-/// takes another series (see [`crate::tools::guest`]).
+/// takes another series (see [`crate::tools::guest::host_abi`]).
 pub fn host_is_debian() -> bool {
     os_release_id(&fs::read_to_string("/etc/os-release").unwrap_or_default()) == "debian"
 }
@@ -49,20 +49,9 @@ pub fn os_release_id(text: &str) -> &str {
         .unwrap_or("")
 }
 
-/// The kernel ABI of the host's series: on Debian the one the installed
-/// headers metapackage points at; elsewhere the cache's kernel of
-/// [`crate::tools::guest::ELSEWHERE`], which `make setup` downloads.
+/// The kernel ABI the installed headers metapackage points at (a Debian
+/// host's; [`crate::tools::guest::host_abi`] is any host's).
 pub fn kernel_abi() -> Result<String> {
-    if !host_is_debian() {
-        let series = crate::tools::guest::ELSEWHERE;
-        return crate::tools::guest::cached_abi(&::vm::cache_root(), series).with_context(|| {
-            format!(
-                "no Linux {} in the cache yet (this host is not Debian: the kernel comes \
-                 from Debian's archive): run `make setup`",
-                series.arg()
-            )
-        });
-    }
     let out = Command::new("dpkg-query")
         .args(["-W", "-f=${Depends}", HEADERS_METAPACKAGE])
         .stdin(Stdio::null())
@@ -78,21 +67,9 @@ pub fn kernel_abi() -> Result<String> {
     })
 }
 
-/// The Kbuild tree of Debian's headers for `abi`: installed on a Debian
-/// host, unpacked into the cache elsewhere.
+/// The Kbuild tree of Debian's headers for `abi`, installed on a Debian host.
 pub fn headers_dir(abi: &str) -> PathBuf {
-    if host_is_debian() {
-        PathBuf::from(format!("/usr/src/linux-headers-{abi}"))
-    } else {
-        let cache = ::vm::cache_root();
-        crate::tools::guest::headers_in(&GuestKernel::locate(&cache, abi).dir, abi)
-    }
-}
-
-/// The `KDIR` of a build against Debian's kernel: the headers of the
-/// current ABI (`checker kdir`, for `module.mk`).
-pub fn kdir() -> Result<PathBuf> {
-    Ok(headers_dir(&kernel_abi()?))
+    PathBuf::from(format!("/usr/src/linux-headers-{abi}"))
 }
 
 /// The `UTS_RELEASE` of a Kbuild tree (`include/generated/utsrelease.h`;

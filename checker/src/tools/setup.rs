@@ -16,6 +16,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 use vm::console::tail;
 
+use crate::tools::guest;
 use crate::tools::probe;
 use anyhow::{bail, Context, Result};
 
@@ -193,8 +194,8 @@ pub fn ensure(opts: &Options) -> Result<Toolchain> {
         let kdir = ensure_headers(&mut apt, &abi, &say)?;
         (abi, kdir)
     } else {
-        let abi = crate::tools::guest::ensure_cached(crate::tools::guest::ELSEWHERE, &cache)?;
-        let kdir = probe::headers_dir(&abi);
+        let abi = guest::ensure_cached(guest::ELSEWHERE, &cache)?;
+        let kdir = guest::host_headers(&abi);
         say(&format!(
             "kernel headers {abi} ... ok (from Debian's archive, in {}: this host is not Debian)",
             kdir.display()
@@ -291,6 +292,59 @@ pub fn ensure_kernel_compiler(kdir: &Path, verbose: bool) -> Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The toolchain for `series`: `base` itself when it is the host's
+/// series; otherwise the series' kernel, downloaded first when it is not
+/// in the cache.
+pub fn toolchain_for(series: guest::Linux, base: Toolchain, workspace: &Path) -> Result<Toolchain> {
+    if guest::is_of(&base.abi, series) {
+        return Ok(base);
+    }
+    let abi = guest::ensure_cached(series, &base.cache)?;
+    let g = probe::GuestKernel::locate(&base.cache, &abi);
+    ensure_kernel_compiler(&guest::headers_in(&g.dir, &abi), false)?;
+    g.merge_usr_lib()?;
+    let boot_kernel = if g.vmlinux.is_file() {
+        g.vmlinux.clone()
+    } else {
+        // 6.12's payload is zstd's; when it cannot be unpacked (no zstd),
+        // the bzImage boots as it is, decompressing itself (slower).
+        match extract_vmlinux(&g.vmlinuz, &g.vmlinux) {
+            Ok(()) => g.vmlinux.clone(),
+            Err(_) => g.vmlinuz.clone(),
+        }
+    };
+    Ok(Toolchain {
+        kdir: guest::headers_in(&g.dir, &abi),
+        abi,
+        vmlinuz: g.vmlinuz,
+        boot_kernel,
+        modules_dir: g.modules_dir,
+        cache: base.cache,
+        debug: false,
+        rust_target_dir: Some(
+            workspace
+                .join("target")
+                .join(format!("guest-{}", series.arg())),
+        ),
+    })
+}
+
+/// `base` (the host's Debian kernel series) or the toolchain of Debian's
+/// kernel of the guest series `linux` (`--guest`, see [`guest::Linux`]). The
+/// debug kernel of a series is not Debian's: `--kernel debug --guest`
+/// goes to `tools::debugkernel::toolchain_for` instead.
+pub fn guest_toolchain(
+    linux: Option<guest::Linux>,
+    base: Toolchain,
+    root: &Result<PathBuf>,
+) -> Result<Toolchain> {
+    match (linux, root) {
+        (None, _) => Ok(base),
+        (Some(l), Ok(r)) => toolchain_for(l, base, r),
+        (Some(l), Err(e)) => anyhow::bail!("--guest {} needs the workspace: {e}", l.arg()),
+    }
 }
 
 /// Installs Debian's headers for `abi` unless they are there; returns
@@ -847,6 +901,7 @@ fn run(cmd: &mut Command, what: &str, retry: &str) -> Result<Output> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::host_toolchain;
     use expect_test::expect;
 
     #[test]
@@ -888,6 +943,65 @@ mod tests {
         assert_eq!(compiler_package("gcc"), None);
         assert_eq!(compiler_package("clang"), None);
         assert_eq!(compiler_package("gcc-12; rm -rf /"), None);
+    }
+
+    #[test]
+    fn no_guest_series_is_the_host_toolchain() {
+        let d = tempfile::tempdir().unwrap();
+        let tc = guest_toolchain(
+            None,
+            host_toolchain(d.path()),
+            &Err(anyhow::anyhow!("no workspace")),
+        )
+        .unwrap();
+        assert_eq!(tc.kdir, host_toolchain(d.path()).kdir);
+    }
+
+    #[test]
+    fn toolchain_of_a_cached_series() {
+        let d = tempfile::tempdir().unwrap();
+        let abi = "6.12.95+deb12-amd64";
+        fs::write(d.path().join("guest-6.12"), format!("{abi}\n")).unwrap();
+        crate::testutil::write(
+            d.path(),
+            &[
+                (&format!("{abi}/boot/vmlinuz-{abi}"), "not a bzImage"),
+                (&format!("{abi}/usr/src/linux-headers-{abi}/Makefile"), ""),
+            ],
+        );
+        let tc = toolchain_for(
+            guest::Linux::V6_12,
+            host_toolchain(d.path()),
+            Path::new("/w"),
+        )
+        .unwrap();
+        let dir = d.path().join(abi);
+        assert_eq!(tc.abi, abi);
+        assert_eq!(tc.kdir, dir.join(format!("usr/src/linux-headers-{abi}")));
+        // No XZ payload: the bzImage itself boots.
+        assert_eq!(tc.boot_kernel, dir.join(format!("boot/vmlinuz-{abi}")));
+        assert_eq!(tc.modules_dir, dir.join("lib/modules").join(abi));
+        assert_eq!(
+            tc.rust_target_dir.as_deref(),
+            Some(Path::new("/w/target/guest-6.12"))
+        );
+        // 6.1 is the host's: the base toolchain as it is.
+        let same = toolchain_for(
+            guest::Linux::V6_1,
+            host_toolchain(d.path()),
+            Path::new("/w"),
+        )
+        .unwrap();
+        assert_eq!(same.kdir, host_toolchain(d.path()).kdir);
+        assert_eq!(same.rust_target_dir, None);
+        // On a host whose own kernel is 6.12 (Debian 13), 6.12 is the base.
+        let host = Toolchain {
+            abi: "6.12.117+deb13-amd64".into(),
+            ..host_toolchain(d.path())
+        };
+        let same = toolchain_for(guest::Linux::V6_12, host.clone(), Path::new("/w")).unwrap();
+        assert_eq!(same.abi, host.abi);
+        assert_eq!(same.rust_target_dir, None);
     }
 
     #[test]
