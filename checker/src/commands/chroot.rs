@@ -743,7 +743,15 @@ pub fn run(workspace: &Path, cache: &Path, args: &ChrootArgs) -> Result<bool> {
     println!(
         "chroot-check: {} in {:.0} s (logs in {}; the root stays in {} until the next run)",
         if passed {
-            format!("Debian 13 set up from nothing; {}", summary(&args.labs))
+            format!(
+                "Debian 13 set up from nothing; {}{}",
+                summary(&args.labs),
+                if args.as_ubuntu {
+                    "; as Ubuntu 24.04, lab-01's skeleton failed and its solution passed"
+                } else {
+                    ""
+                }
+            )
         } else {
             "FAILED on Debian 13".to_owned()
         },
