@@ -29,7 +29,7 @@ use crate::tools::sandbox::Finished;
 use crate::tools::setup::Toolchain;
 
 /// Bumped when what a key covers, or an entry holds, changes.
-const FORMAT: &str = "compile-fail-cache 1";
+const FORMAT: &str = "compile-fail-cache 2";
 
 /// At most this many entries are kept: the oldest go first. An entry is
 /// a build log, a few KiB.
@@ -57,86 +57,174 @@ pub fn rustc_version(root: &Path) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// What one compile-fail build reads.
+/// A hasher whose inputs are length-prefixed and labelled, so that no two
+/// of them can run into each other.
+struct Feed(Sha256);
+
+impl Feed {
+    fn new() -> Feed {
+        Feed(Sha256::new())
+    }
+
+    fn feed(&mut self, label: &str, bytes: &[u8]) {
+        self.0.update(label.as_bytes());
+        self.0.update((bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
+    }
+
+    /// Every file of `files`, sorted and once: its path and contents.
+    fn files(&mut self, mut files: Vec<PathBuf>) -> Result<()> {
+        files.sort();
+        files.dedup();
+        for file in files {
+            self.feed("file", file.as_os_str().as_encoded_bytes());
+            self.feed("contents", &read(&file)?);
+        }
+        Ok(())
+    }
+}
+
+/// The part of every key of one run that no case changes: the kernel and
+/// macro crates, the workspace's manifests, lock and toolchain files, the
+/// kernel tree and the toolchain's version. Hashed once per run ([`Session`]),
+/// not once per case (lab 05 has four).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shared([u8; 32]);
+
+impl Shared {
+    /// The hash of what the builds of the workspace `root` for `tc` with
+    /// the compiler `rustc` ([`rustc_version`]) read besides the lab.
+    pub fn of(root: &Path, tc: &Toolchain, rustc: &str) -> Result<Shared> {
+        let mut h = Feed::new();
+        h.feed("format", FORMAT.as_bytes());
+        h.feed("rustc", rustc.as_bytes());
+        h.feed("abi", tc.abi.as_bytes());
+        h.feed("debug", &[u8::from(tc.debug)]);
+        h.feed("kdir", tc.kdir.as_os_str().as_encoded_bytes());
+        let target = tc.rust_target_dir.as_deref().unwrap_or(Path::new(""));
+        h.feed("rust-target-dir", target.as_os_str().as_encoded_bytes());
+        // The headers' package replaces .config when it is upgraded.
+        let config = tc.kdir.join(".config");
+        h.feed("kdir-config", &fs::read(&config).unwrap_or_default());
+        h.feed("kdir-config-mtime", mtime(&config).as_bytes());
+        for file in [
+            "Cargo.toml",
+            "Cargo.lock",
+            "rust-toolchain.toml",
+            "rust-toolchain",
+        ] {
+            h.feed(file, &fs::read(root.join(file)).unwrap_or_default());
+        }
+        let mut files = Vec::new();
+        for dir in ["kernel-crate", "module-macro", ".cargo"] {
+            walk(&root.join(dir), usize::MAX, &mut |p| files.push(p))?;
+        }
+        // Every workspace member's manifest (cargo reads them all), as the
+        // Kbuild recipe lists them: up to three folders deep.
+        walk(root, 4, &mut |p| {
+            if p.file_name().is_some_and(|n| n == "Cargo.toml") {
+                files.push(p);
+            }
+        })?;
+        h.files(files)?;
+        Ok(Shared(h.0.finalize().into()))
+    }
+}
+
+/// What one compile-fail build reads besides the [`Shared`] part.
 pub struct Inputs<'a> {
-    /// The workspace root (the kernel crate, the macro crate, the
-    /// manifests and the lock file are in it).
-    pub root: &'a Path,
     /// The lab folder (the skeleton's and the solution's crates).
     pub lab_dir: &'a Path,
-    /// The case, as `lab.toml` names it, and its file.
+    /// The case, as `lab.toml` names it.
     pub case: &'a str,
     /// The case's file (canonical).
     pub case_path: &'a Path,
     /// `SOLUTION=1`.
     pub solution: bool,
-    /// The kernel tree, its ABI and cargo target folder, the debug kernel.
-    pub tc: &'a Toolchain,
-    /// [`rustc_version`].
-    pub rustc: &'a str,
 }
 
-/// The key of a build: a hash of every file it can read (the lab folder,
-/// the kernel and macro crates, the workspace's manifests, lock file and
-/// toolchain file, the case), of the kernel tree (its ABI, path and
-/// `.config`), of the toolchain's version and of the command's variables
-/// (`SOLUTION`, the case, the cargo target folder).
-pub fn key(inputs: &Inputs) -> Result<String> {
-    let mut h = Sha256::new();
-    let mut feed = |label: &str, bytes: &[u8]| {
-        // Length-prefixed, so that no two inputs can run into each other.
-        h.update(label.as_bytes());
-        h.update((bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-    };
-    let tc = inputs.tc;
-    feed("format", FORMAT.as_bytes());
-    feed("case", inputs.case.as_bytes());
-    feed("case-path", inputs.case_path.as_os_str().as_encoded_bytes());
-    feed("case-file", &read(inputs.case_path)?);
-    feed("solution", &[u8::from(inputs.solution)]);
-    feed("rustc", inputs.rustc.as_bytes());
-    feed("abi", tc.abi.as_bytes());
-    feed("debug", &[u8::from(tc.debug)]);
-    feed("kdir", tc.kdir.as_os_str().as_encoded_bytes());
-    let target = tc.rust_target_dir.as_deref().unwrap_or(Path::new(""));
-    feed("rust-target-dir", target.as_os_str().as_encoded_bytes());
-    // The headers' package replaces .config when it is upgraded.
-    let config = tc.kdir.join(".config");
-    feed("kdir-config", &fs::read(&config).unwrap_or_default());
-    feed("kdir-config-mtime", mtime(&config).as_bytes());
-    let root = inputs.root;
-    for file in [
-        "Cargo.toml",
-        "Cargo.lock",
-        "rust-toolchain.toml",
-        "rust-toolchain",
-    ] {
-        feed(file, &fs::read(root.join(file)).unwrap_or_default());
-    }
+/// The key of a build: a hash of the run's [`Shared`] part (the kernel
+/// and macro crates, the manifests, the kernel tree, the toolchain), of
+/// every file of the lab folder and of the case, and of the command's
+/// variables (`SOLUTION`, the case).
+pub fn key(shared: &Shared, inputs: &Inputs) -> Result<String> {
+    let mut h = Feed::new();
+    h.feed("shared", &shared.0);
+    h.feed("case", inputs.case.as_bytes());
+    h.feed("case-path", inputs.case_path.as_os_str().as_encoded_bytes());
+    h.feed("case-file", &read(inputs.case_path)?);
+    h.feed("solution", &[u8::from(inputs.solution)]);
     let mut files = Vec::new();
-    for dir in [
-        inputs.lab_dir.to_path_buf(),
-        root.join("kernel-crate"),
-        root.join("module-macro"),
-        root.join(".cargo"),
-    ] {
-        walk(&dir, usize::MAX, &mut |p| files.push(p))?;
+    walk(inputs.lab_dir, usize::MAX, &mut |p| files.push(p))?;
+    h.files(files)?;
+    Ok(hex(&h.0.finalize()))
+}
+
+/// The cache as one run uses it: its folder, the [`Shared`] part of the
+/// run's keys, hashed once, and the builds to keep. They are kept at the
+/// end ([`Session::close`]), and only if the shared part is still the
+/// same then: a build's own inputs are hashed before and after it
+/// (`compilefail::Build::run_cached`), the shared ones once for all.
+pub struct Session<'a> {
+    dir: PathBuf,
+    root: &'a Path,
+    tc: &'a Toolchain,
+    rustc: String,
+    shared: Shared,
+    kept: Vec<(String, Finished, String)>,
+}
+
+impl<'a> Session<'a> {
+    /// The session of a run in the workspace `root` for `tc`; `None` when
+    /// the toolchain cannot say its version or the shared part cannot be
+    /// read (nothing is cached then).
+    pub fn open(root: &'a Path, tc: &'a Toolchain) -> Option<Session<'a>> {
+        Session::with_rustc(root, tc, rustc_version(root)?)
     }
-    // Every workspace member's manifest (cargo reads them all), as the
-    // Kbuild recipe lists them: up to three folders deep.
-    walk(root, 4, &mut |p| {
-        if p.file_name().is_some_and(|n| n == "Cargo.toml") {
-            files.push(p);
+
+    /// [`Session::open`] with the toolchain's version given.
+    fn with_rustc(root: &'a Path, tc: &'a Toolchain, rustc: String) -> Option<Session<'a>> {
+        let shared = Shared::of(root, tc, &rustc).ok()?;
+        Some(Session {
+            dir: dir(&tc.cache),
+            root,
+            tc,
+            rustc,
+            shared,
+            kept: Vec::new(),
+        })
+    }
+
+    /// The key of the build of `inputs` in this run.
+    pub fn key(&self, inputs: &Inputs) -> Option<String> {
+        key(&self.shared, inputs).ok()
+    }
+
+    /// The build of `key`, if the cache has it ([`load`]).
+    pub fn load(&self, key: &str) -> Option<(Finished, String)> {
+        load(&self.dir, key)
+    }
+
+    /// Keeps the build of `key` at the end of the run.
+    pub fn keep(&mut self, key: String, done: &Finished, log: &str) {
+        self.kept.push((key, done.clone(), log.to_owned()));
+    }
+
+    /// Stores the builds kept, if the shared part did not change while
+    /// they ran (a save in the kernel crate meanwhile).
+    pub fn close(self) {
+        if self.kept.is_empty() {
+            return;
         }
-    })?;
-    files.sort();
-    files.dedup();
-    for file in files {
-        feed("file", file.as_os_str().as_encoded_bytes());
-        feed("contents", &read(&file)?);
+        let now = Shared::of(self.root, self.tc, &self.rustc).ok();
+        if now.as_ref() != Some(&self.shared) {
+            return;
+        }
+        for (key, done, log) in &self.kept {
+            // A cache that cannot be written only costs the next run a build.
+            let _ = store(&self.dir, key, done, log);
+        }
     }
-    Ok(hex(&h.finalize()))
 }
 
 /// Calls `found` with every file below `dir` (none if it does not exist),
@@ -294,16 +382,14 @@ mod tests {
     fn key_of(root: &Path, solution: bool, rustc: &str, tc: &Toolchain) -> String {
         let lab_dir = root.join("labs/lab-05");
         let case_path = lab_dir.join("compile-fail/case.rs");
-        key(&Inputs {
-            root,
+        let shared = Shared::of(root, tc, rustc).expect("the shared part");
+        let inputs = Inputs {
             lab_dir: &lab_dir,
             case: "compile-fail/case.rs",
             case_path: &case_path,
             solution,
-            tc,
-            rustc,
-        })
-        .expect("a key")
+        };
+        key(&shared, &inputs).expect("a key")
     }
 
     /// Changing any one input changes the key; a build's outputs do not.
@@ -378,6 +464,49 @@ mod tests {
             ],
         );
         assert_eq!(base, key_of(root, false, "rustc 1.95", &tc), "outputs");
+    }
+
+    /// A session keeps its builds at its end, unless the shared part
+    /// changed meanwhile; its keys are [`key`]'s.
+    #[test]
+    fn a_session_stores_at_its_end_if_the_crates_did_not_change() {
+        let dir = tree(&FILES);
+        let root = dir.path();
+        let cache = root.join("cache");
+        let tc = Toolchain {
+            cache: cache.clone(),
+            ..toolchain(&root.join("kdir"))
+        };
+        let lab_dir = root.join("labs/lab-05");
+        let case_path = lab_dir.join("compile-fail/case.rs");
+        let inputs = Inputs {
+            lab_dir: &lab_dir,
+            case: "compile-fail/case.rs",
+            case_path: &case_path,
+            solution: false,
+        };
+        let done = Finished {
+            code: 1,
+            limit: None,
+            time: Duration::from_secs(1),
+        };
+        let mut session = Session::with_rustc(root, &tc, "rustc 1.95".into()).unwrap();
+        let k = session.key(&inputs).unwrap();
+        assert_eq!(k, key_of(root, false, "rustc 1.95", &tc));
+        session.keep(k.clone(), &done, "error[E0277]");
+        assert!(session.load(&k).is_none(), "not before the end");
+        session.close();
+        assert_eq!(load(&super::dir(&cache), &k).unwrap().1, "error[E0277]");
+
+        let mut session = Session::with_rustc(root, &tc, "rustc 1.95".into()).unwrap();
+        let k2 = session.key(&Inputs {
+            solution: true,
+            ..inputs
+        });
+        session.keep(k2.clone().unwrap(), &done, "log");
+        fs::write(root.join("kernel-crate/src/lib.rs"), "// saved meanwhile").unwrap();
+        session.close();
+        assert!(load(&super::dir(&cache), &k2.unwrap()).is_none());
     }
 
     #[test]

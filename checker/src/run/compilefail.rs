@@ -28,11 +28,12 @@
 //! differently.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result};
 
+use crate::run::cfcache;
 use crate::spec::lab::Lab;
 use crate::tools::sandbox::{Finished, Sandbox};
 use crate::tools::setup::Toolchain;
@@ -46,33 +47,7 @@ pub fn command(lab: &Lab, tc: &Toolchain, case_path: &Path, solution: bool) -> C
     cmd
 }
 
-/// Builds the lab's crate with `case` (a path relative to the lab folder)
-/// compiled in, in `sandbox` (which also reads the case, wherever it
-/// is); the full output goes to `log`. Returns how the build ended and
-/// its output.
-pub fn build(
-    sandbox: &Sandbox,
-    lab: &Lab,
-    tc: &Toolchain,
-    case: &str,
-    solution: bool,
-    log: &Path,
-) -> Result<(Finished, String)> {
-    let case_path = lab.dir.join(case);
-    let case_path = case_path
-        .canonicalize()
-        .with_context(|| format!("compile-fail case {} not found", case_path.display()))?;
-    let mut cmd = command(lab, tc, &case_path, solution);
-    cmd.env("CARGO_TERM_COLOR", "never");
-    let mut sandbox = sandbox.clone();
-    sandbox.readable.push(case_path.clone());
-    let done = sandbox.run(&cmd, log)?;
-    let output = fs::read_to_string(log).unwrap_or_default();
-    Ok((done, output))
-}
-
-/// One compile-fail build: [`build`]'s arguments, and the workspace root
-/// `root` (for [`crate::run::cfcache`]'s key).
+/// One compile-fail build: the lab's crate with a case compiled in.
 pub struct Build<'a> {
     /// The sandbox of the lab's workspace.
     pub sandbox: &'a Sandbox,
@@ -84,56 +59,70 @@ pub struct Build<'a> {
     pub case: &'a str,
     /// `SOLUTION=1`.
     pub solution: bool,
-    /// The workspace root.
-    pub root: &'a Path,
 }
 
 impl Build<'_> {
-    /// [`build`], or with `cache` (the cache's folder and the toolchain's
-    /// version) the outcome of an earlier build whose inputs were the same
-    /// (its log written to `log` again). Returns how it ended, its output
-    /// and whether it came from the cache. A build is kept only if its
-    /// inputs did not change while it ran (a save in the middle of it).
+    /// The case's file, canonical: what the build compiles in and the
+    /// cache's key hashes.
+    fn case_path(&self) -> Result<PathBuf> {
+        let case_path = self.lab.dir.join(self.case);
+        case_path
+            .canonicalize()
+            .with_context(|| format!("compile-fail case {} not found", case_path.display()))
+    }
+
+    /// What [`crate::run::cfcache`]'s key of this build covers besides
+    /// the run's shared part, with the case at `case_path`.
+    fn inputs<'s>(&'s self, case_path: &'s Path) -> cfcache::Inputs<'s> {
+        cfcache::Inputs {
+            lab_dir: &self.lab.dir,
+            case: self.case,
+            case_path,
+            solution: self.solution,
+        }
+    }
+
+    /// Builds the lab's crate with the case at `case_path` compiled in, in
+    /// the sandbox (which also reads the case, wherever it is); the full
+    /// output goes to `log`. Returns how the build ended and its output.
+    fn build(&self, case_path: &Path, log: &Path) -> Result<(Finished, String)> {
+        let mut cmd = command(self.lab, self.tc, case_path, self.solution);
+        cmd.env("CARGO_TERM_COLOR", "never");
+        let mut sandbox = self.sandbox.clone();
+        sandbox.readable.push(case_path.to_path_buf());
+        let done = sandbox.run(&cmd, log)?;
+        let output = fs::read_to_string(log).unwrap_or_default();
+        Ok((done, output))
+    }
+
+    /// The build, or with `cache` (this run's [`cfcache::Session`]) the
+    /// outcome of an earlier build whose inputs were the same (its log
+    /// written to `log` again). Returns how it ended, its output and
+    /// whether it came from the cache. A build is kept only if its own
+    /// inputs did not change while it ran (a save in the middle of it),
+    /// and the session keeps it only if the shared ones did not either.
     pub fn run_cached(
         &self,
-        cache: Option<(std::path::PathBuf, &str)>,
+        cache: Option<&mut cfcache::Session>,
         log: &Path,
     ) -> Result<(Finished, String, bool)> {
-        let key = |rustc: &str| -> Option<String> {
-            let case_path = self.lab.dir.join(self.case).canonicalize().ok()?;
-            let inputs = crate::run::cfcache::Inputs {
-                root: self.root,
-                lab_dir: &self.lab.dir,
-                case: self.case,
-                case_path: &case_path,
-                solution: self.solution,
-                tc: self.tc,
-                rustc,
-            };
-            crate::run::cfcache::key(&inputs).ok()
+        let case_path = self.case_path()?;
+        let Some(cache) = cache else {
+            let (done, output) = self.build(&case_path, log)?;
+            return Ok((done, output, false));
         };
-        let before = cache
-            .as_ref()
-            .and_then(|(dir, rustc)| Some((dir, key(rustc)?)));
-        if let Some((dir, key)) = &before {
-            if let Some((done, output)) = crate::run::cfcache::load(dir, key) {
+        let before = cache.key(&self.inputs(&case_path));
+        if let Some(key) = &before {
+            if let Some((done, output)) = cache.load(key) {
                 fs::write(log, &output)
                     .with_context(|| format!("cannot write {}", log.display()))?;
                 return Ok((done, output, true));
             }
         }
-        let (done, output) = build(
-            self.sandbox,
-            self.lab,
-            self.tc,
-            self.case,
-            self.solution,
-            log,
-        )?;
-        if let (Some((dir, before)), Some((_, rustc))) = (&before, &cache) {
-            if key(rustc).as_ref() == Some(before) {
-                // A cache that cannot be written only costs the next run a build.
-                let _ = crate::run::cfcache::store(dir, before, &done, &output);
+        let (done, output) = self.build(&case_path, log)?;
+        if let Some(before) = before {
+            if cache.key(&self.inputs(&case_path)).as_ref() == Some(&before) {
+                cache.keep(before, &done, &output);
             }
         }
         Ok((done, output, false))

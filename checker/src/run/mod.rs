@@ -540,26 +540,27 @@ fn lab_folder(req: &LabRequest, root: &Result<PathBuf>) -> Result<(PathBuf, Stri
 }
 
 /// Runs the host steps of `plan` one by one in `dir`, the workspace root,
-/// each in the [`Sandbox`] of that workspace, and grades them. Each
-/// step's output goes to `<work>/NN-name.log`. With `cache` (`checker
-/// lab`, `watch`), a compile-fail build whose inputs are unchanged is
-/// replayed from [`cfcache`] instead.
-#[allow(clippy::too_many_arguments)]
+/// each in the [`Sandbox`] of that workspace, and grades them, for the
+/// solution or the skeleton as `opts` says. Each step's output goes to
+/// `<work>/NN-name.log`. With `opts.compile_fail_cache` (`checker lab`,
+/// `watch`), a compile-fail build whose inputs are unchanged is replayed
+/// from [`cfcache`] instead.
 pub fn run_host_steps(
     dir: &Path,
     lab: &Lab,
     plan: &Plan,
     tc: &Toolchain,
-    solution: bool,
+    opts: &LabOptions,
     work: &Path,
-    cache: bool,
     out: &mut dyn Reporter,
 ) -> Result<Vec<StepGrade>> {
+    let solution = opts.solution;
     let mut grades = Vec::new();
     let sandbox = Sandbox::for_lab(dir, &lab.dir, lab.build_limits(), tc);
     let mut fetched = false;
-    // Asked once per run, and only if a compile-fail step needs it.
-    let mut rustc: Option<Option<String>> = None;
+    // Opened once per run (the toolchain's version, the shared part of the
+    // keys), and only if a compile-fail step needs it.
+    let mut cache: Option<Option<cfcache::Session>> = None;
     for &id in &plan.host {
         let step = &lab.config.steps[id.0];
         let case = step.compile_fail();
@@ -582,19 +583,21 @@ pub fn run_host_steps(
         let mut cached = false;
         let (done, output) = match (case, command) {
             (Some(case), _) => {
-                let cache = cache
-                    .then(|| rustc.get_or_insert_with(|| cfcache::rustc_version(dir)))
-                    .and_then(|v| v.as_deref())
-                    .map(|v| (cfcache::dir(&tc.cache), v));
+                let session = match &mut cache {
+                    Some(session) => session.as_mut(),
+                    None if opts.compile_fail_cache => {
+                        cache.insert(cfcache::Session::open(dir, tc)).as_mut()
+                    }
+                    None => None,
+                };
                 let build = crate::run::compilefail::Build {
                     sandbox: &sandbox,
                     lab,
                     tc,
                     case,
                     solution,
-                    root: dir,
                 };
-                let (done, output, hit) = build.run_cached(cache, &log)?;
+                let (done, output, hit) = build.run_cached(session, &log)?;
                 cached = hit;
                 let root = lab.dir.parent().and_then(Path::parent).unwrap_or(dir);
                 (done, crate::run::compilefail::normalise(&output, root))
@@ -618,6 +621,9 @@ pub fn run_host_steps(
             graded.status = grade::Status::Failed(grade::Failure::of_limit(limit));
         }
         grades.push(graded);
+    }
+    if let Some(Some(session)) = cache {
+        session.close();
     }
     Ok(grades)
 }
@@ -765,16 +771,8 @@ impl LabRun<'_> {
             });
         }
         let root = self.root.unwrap_or(&lab.dir);
-        let host_steps = run_host_steps(
-            root,
-            lab,
-            &self.plan,
-            self.tc,
-            self.opts.solution,
-            &self.work,
-            self.opts.compile_fail_cache,
-            out,
-        )?;
+        let host_steps =
+            run_host_steps(root, lab, &self.plan, self.tc, self.opts, &self.work, out)?;
         let (build, ref_dir) = self.build_modules(&build_log, out)?;
         if !build.ok {
             let failed = grade::build_failed(lab, build.limit);
