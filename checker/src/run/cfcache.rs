@@ -59,21 +59,26 @@ pub fn rustc_version(root: &Path) -> Option<String> {
 
 /// A hasher whose inputs are length-prefixed and labelled, so that no two
 /// of them can run into each other.
-struct Feed(Sha256);
+pub(crate) struct Feed(Sha256);
 
 impl Feed {
-    fn new() -> Feed {
+    pub(crate) fn new() -> Feed {
         Feed(Sha256::new())
     }
 
-    fn feed(&mut self, label: &str, bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, label: &str, bytes: &[u8]) {
         self.0.update(label.as_bytes());
         self.0.update((bytes.len() as u64).to_le_bytes());
         self.0.update(bytes);
     }
 
+    /// The hash so far, in hexadecimal.
+    pub(crate) fn hex(self) -> String {
+        hex(&self.0.finalize())
+    }
+
     /// Every file of `files`, sorted and once: its path and contents.
-    fn files(&mut self, mut files: Vec<PathBuf>) -> Result<()> {
+    pub(crate) fn files(&mut self, mut files: Vec<PathBuf>) -> Result<()> {
         files.sort();
         files.dedup();
         for file in files {
@@ -129,6 +134,17 @@ impl Shared {
         h.files(files)?;
         Ok(Shared(h.0.finalize().into()))
     }
+
+    /// The hash, to feed into a key.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// A shared part made of `bytes`, for tests of the keys built on it.
+    #[cfg(test)]
+    pub(crate) fn for_test(bytes: &[u8]) -> Shared {
+        Shared(Sha256::digest(bytes).into())
+    }
 }
 
 /// What one compile-fail build reads besides the [`Shared`] part.
@@ -157,13 +173,14 @@ pub fn key(shared: &Shared, inputs: &Inputs) -> Result<String> {
     let mut files = Vec::new();
     walk(inputs.lab_dir, usize::MAX, &mut |p| files.push(p))?;
     h.files(files)?;
-    Ok(hex(&h.0.finalize()))
+    Ok(h.hex())
 }
 
-/// The cache as one run uses it: its folder, the [`Shared`] part of the
-/// run's keys, hashed once, and the builds to keep. They are kept at the
-/// end ([`Session::close`]), and only if the shared part is still the
-/// same then: a build's own inputs are hashed before and after it
+/// The caches as one run uses them: the [`Shared`] part of the run's
+/// keys, hashed once, and the builds to keep (compile-fail builds, the
+/// reference solution's modules: [`crate::run::refcache`]). They are kept
+/// at the end ([`Session::close`]), and only if the shared part is still
+/// the same then: a build's own inputs are hashed before and after it
 /// (`compilefail::Build::run_cached`), the shared ones once for all.
 pub struct Session<'a> {
     dir: PathBuf,
@@ -172,6 +189,8 @@ pub struct Session<'a> {
     rustc: String,
     shared: Shared,
     kept: Vec<(String, Finished, String)>,
+    /// The reference modules to keep: key, modules, their folder.
+    references: Vec<(String, Vec<String>, PathBuf)>,
 }
 
 impl<'a> Session<'a> {
@@ -192,7 +211,24 @@ impl<'a> Session<'a> {
             rustc,
             shared,
             kept: Vec::new(),
+            references: Vec::new(),
         })
+    }
+
+    /// The shared part of this run's keys.
+    pub fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    /// The workspace root and toolchain of the run.
+    pub fn toolchain(&self) -> (&'a Path, &'a Toolchain) {
+        (self.root, self.tc)
+    }
+
+    /// Keeps the reference solution's `modules`, in the folder `from`, as
+    /// the entry `key` of [`crate::run::refcache`] at the end of the run.
+    pub fn keep_reference(&mut self, key: String, modules: &[String], from: &Path) {
+        (self.references).push((key, modules.to_vec(), from.to_path_buf()));
     }
 
     /// The key of the build of `inputs` in this run.
@@ -213,23 +249,27 @@ impl<'a> Session<'a> {
     /// Stores the builds kept, if the shared part did not change while
     /// they ran (a save in the kernel crate meanwhile).
     pub fn close(self) {
-        if self.kept.is_empty() {
+        if self.kept.is_empty() && self.references.is_empty() {
             return;
         }
         let now = Shared::of(self.root, self.tc, &self.rustc).ok();
         if now.as_ref() != Some(&self.shared) {
             return;
         }
+        // A cache that cannot be written only costs the next run a build.
         for (key, done, log) in &self.kept {
-            // A cache that cannot be written only costs the next run a build.
             let _ = store(&self.dir, key, done, log);
+        }
+        let references = crate::run::refcache::dir(&self.tc.cache);
+        for (key, modules, from) in &self.references {
+            let _ = crate::run::refcache::store(&references, key, modules, from);
         }
     }
 }
 
 /// Calls `found` with every file below `dir` (none if it does not exist),
 /// down to `depth` levels, but not Kbuild's outputs nor [`SKIPPED_DIRS`].
-fn walk(dir: &Path, depth: usize, found: &mut dyn FnMut(PathBuf)) -> Result<()> {
+pub(crate) fn walk(dir: &Path, depth: usize, found: &mut dyn FnMut(PathBuf)) -> Result<()> {
     if depth == 0 {
         return Ok(());
     }
@@ -323,19 +363,20 @@ pub fn store(dir: &Path, key: &str, done: &Finished, log: &str) -> Result<()> {
     let tmp = dir.join(format!(".{key}.{}.tmp", std::process::id()));
     fs::write(&tmp, serde_json::to_string(&entry)?)?;
     fs::rename(&tmp, dir.join(format!("{key}.json")))?;
-    prune(dir, MAX_ENTRIES);
+    prune(dir, MAX_ENTRIES, is_json);
     Ok(())
 }
 
-/// Removes the oldest entries of `dir` beyond `keep`.
-fn prune(dir: &Path, keep: usize) {
+/// Removes the oldest entries of `dir` beyond `keep`: its files or
+/// folders that `is_entry`.
+pub(crate) fn prune(dir: &Path, keep: usize, is_entry: impl Fn(&Path) -> bool) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
     let mut found: Vec<(SystemTime, PathBuf)> = entries
         .filter_map(|e| e.ok())
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| is_entry(p))
         .filter_map(|p| Some((fs::metadata(&p).ok()?.modified().ok()?, p)))
         .collect();
     if found.len() <= keep {
@@ -343,8 +384,17 @@ fn prune(dir: &Path, keep: usize) {
     }
     found.sort();
     for (_, path) in &found[..found.len() - keep] {
-        let _ = fs::remove_file(path);
+        let _ = if path.is_dir() {
+            fs::remove_dir_all(path)
+        } else {
+            fs::remove_file(path)
+        };
     }
+}
+
+/// A cache entry of compile-fail builds: a JSON file.
+fn is_json(path: &Path) -> bool {
+    path.extension().is_some_and(|x| x == "json")
 }
 
 #[cfg(test)]
@@ -546,7 +596,7 @@ mod tests {
                 .set_modified(t)
                 .unwrap();
         }
-        prune(dir.path(), 2);
+        prune(dir.path(), 2, is_json);
         assert!(!dir.path().join("old.json").exists());
         assert!(dir.path().join("mid.json").exists());
         assert!(dir.path().join("new.json").exists());

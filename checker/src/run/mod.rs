@@ -10,6 +10,7 @@ pub mod compilefail;
 pub mod decode;
 pub mod events;
 pub mod gate;
+pub mod refcache;
 pub mod result;
 
 use std::fs;
@@ -539,28 +540,35 @@ fn lab_folder(req: &LabRequest, root: &Result<PathBuf>) -> Result<(PathBuf, Stri
     Ok((dir, name))
 }
 
+/// How [`run_host_steps`] runs: the run's flags.
+pub struct HostOptions<'s, 'a> {
+    /// The reference solution's steps (`SOLUTION=1`), not the skeleton's.
+    pub solution: bool,
+    /// This run's [`cfcache::Session`] (`checker lab`, `watch`): a
+    /// compile-fail build whose inputs are unchanged is replayed from
+    /// [`cfcache`] instead. `None`: every case is built.
+    pub cache: Option<&'s mut cfcache::Session<'a>>,
+}
+
 /// Runs the host steps of `plan` one by one in `dir`, the workspace root,
-/// each in the [`Sandbox`] of that workspace, and grades them, for the
-/// solution or the skeleton as `opts` says. Each step's output goes to
-/// `<work>/NN-name.log`. With `opts.compile_fail_cache` (`checker lab`,
-/// `watch`), a compile-fail build whose inputs are unchanged is replayed
-/// from [`cfcache`] instead.
+/// each in the [`Sandbox`] of that workspace, and grades them. Each
+/// step's output goes to `<work>/NN-name.log`.
 pub fn run_host_steps(
     dir: &Path,
     lab: &Lab,
     plan: &Plan,
     tc: &Toolchain,
-    opts: &LabOptions,
+    opts: HostOptions,
     work: &Path,
     out: &mut dyn Reporter,
 ) -> Result<Vec<StepGrade>> {
-    let solution = opts.solution;
+    let HostOptions {
+        solution,
+        mut cache,
+    } = opts;
     let mut grades = Vec::new();
     let sandbox = Sandbox::for_lab(dir, &lab.dir, lab.build_limits(), tc);
     let mut fetched = false;
-    // Opened once per run (the toolchain's version, the shared part of the
-    // keys), and only if a compile-fail step needs it.
-    let mut cache: Option<Option<cfcache::Session>> = None;
     for &id in &plan.host {
         let step = &lab.config.steps[id.0];
         let case = step.compile_fail();
@@ -583,13 +591,7 @@ pub fn run_host_steps(
         let mut cached = false;
         let (done, output) = match (case, command) {
             (Some(case), _) => {
-                let session = match &mut cache {
-                    Some(session) => session.as_mut(),
-                    None if opts.compile_fail_cache => {
-                        cache.insert(cfcache::Session::open(dir, tc)).as_mut()
-                    }
-                    None => None,
-                };
+                let session = cache.as_deref_mut();
                 let build = crate::run::compilefail::Build {
                     sandbox: &sandbox,
                     lab,
@@ -621,9 +623,6 @@ pub fn run_host_steps(
             graded.status = grade::Status::Failed(grade::Failure::of_limit(limit));
         }
         grades.push(graded);
-    }
-    if let Some(Some(session)) = cache {
-        session.close();
     }
     Ok(grades)
 }
@@ -771,9 +770,23 @@ impl LabRun<'_> {
             });
         }
         let root = self.root.unwrap_or(&lab.dir);
-        let host_steps =
-            run_host_steps(root, lab, &self.plan, self.tc, self.opts, &self.work, out)?;
-        let (build, ref_dir) = self.build_modules(&build_log, out)?;
+        // The caches of `checker lab` and `watch`, opened once per run if a
+        // compile-fail step or the reference solution's build may use them.
+        let compile_fail =
+            (self.plan.host.iter()).any(|id| lab.config.steps[id.0].compile_fail().is_some());
+        let mut cache = (self.opts.compile_fail_cache && (compile_fail || self.builds_reference()))
+            .then(|| cfcache::Session::open(root, self.tc))
+            .flatten();
+        let host = HostOptions {
+            solution: self.opts.solution,
+            cache: cache.as_mut(),
+        };
+        let host_steps = run_host_steps(root, lab, &self.plan, self.tc, host, &self.work, out)?;
+        let built = self.build_modules(&build_log, cache.as_mut(), out);
+        if let Some(cache) = cache {
+            cache.close();
+        }
+        let (build, ref_dir) = built?;
         if !build.ok {
             let failed = grade::build_failed(lab, build.limit);
             return Ok(self.stopped(build, [host_steps, failed].concat()));
@@ -787,10 +800,11 @@ impl LabRun<'_> {
     fn build_modules(
         &self,
         build_log: &Path,
+        cache: Option<&mut cfcache::Session>,
         out: &mut dyn Reporter,
     ) -> Result<(BuildOutcome, PathBuf)> {
         let lab = &self.lab;
-        let ref_dir = self.reference_modules(out)?;
+        let ref_dir = self.reference_modules(cache, out)?;
         out.event(&Event::Build { reference: false });
         let build = build(lab, self.tc, self.opts.solution, build_log)?;
         let reference_is_this = self.opts.solution && self.opts.reference.is_none();
@@ -825,7 +839,7 @@ impl LabRun<'_> {
         if gate::gate(lab, self.opts.solution, &build_log, out)?.is_some() {
             return Ok(false);
         }
-        let (build, ref_dir) = self.build_modules(&build_log, out)?;
+        let (build, ref_dir) = self.build_modules(&build_log, None, out)?;
         if !build.ok {
             return Ok(false);
         }
@@ -866,10 +880,23 @@ impl LabRun<'_> {
         }
     }
 
+    /// Whether this run builds the reference solution first: the
+    /// skeleton's run of a lab with differential steps, unless they are
+    /// given (`--reference`).
+    fn builds_reference(&self) -> bool {
+        self.lab.has_differential() && !self.opts.solution && self.opts.reference.is_none()
+    }
+
     /// The folder of the reference solution's modules for the
     /// differential steps: given (`--reference`), or built here first, so
-    /// that the student's build is what stays in the lab folder.
-    fn reference_modules(&self, out: &mut dyn Reporter) -> Result<PathBuf> {
+    /// that the student's build is what stays in the lab folder. With
+    /// `cache` (`checker lab`, `watch`), modules built from the same
+    /// inputs before are taken from [`refcache`] instead.
+    fn reference_modules(
+        &self,
+        cache: Option<&mut cfcache::Session>,
+        out: &mut dyn Reporter,
+    ) -> Result<PathBuf> {
         let lab = &self.lab;
         let ref_dir = (self.opts.reference.clone()).unwrap_or_else(|| self.work.join("ref"));
         if lab.has_differential() && self.opts.reference.is_some() {
@@ -879,7 +906,23 @@ impl LabRun<'_> {
                     anyhow::bail!("--reference: {} is missing", ko.display());
                 }
             }
-        } else if lab.has_differential() && !self.opts.solution {
+        } else if self.builds_reference() {
+            let key = |cache: &cfcache::Session| {
+                let (root, tc) = cache.toolchain();
+                refcache::key(cache.shared(), lab, root, tc)
+            };
+            let before = cache.as_deref().and_then(key);
+            let modules = &lab.config.modules;
+            if let Some(k) = &before {
+                if refcache::load(&refcache::dir(&self.tc.cache), k, modules, &ref_dir) {
+                    out.event(&Event::Note {
+                        text:
+                            "build the reference solution ... cached: nothing it compiles changed"
+                                .into(),
+                    });
+                    return Ok(ref_dir);
+                }
+            }
             out.event(&Event::Build { reference: true });
             let log = self.work.join("ref-build.log");
             let built = build(lab, self.tc, true, &log)?;
@@ -897,6 +940,12 @@ impl LabRun<'_> {
                 );
             }
             keep_modules(lab, &ref_dir)?;
+            // Kept only if what it read did not change while it built.
+            if let (Some(cache), Some(before)) = (cache, before) {
+                if key(cache).as_ref() == Some(&before) {
+                    cache.keep_reference(before, modules, &ref_dir);
+                }
+            }
         }
         Ok(ref_dir)
     }
