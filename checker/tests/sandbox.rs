@@ -243,7 +243,7 @@ fn hostile_submissions_are_stopped_by_the_sandbox() {
 
     let lab = Lab::load(&hostile.workspace.join("labs/lab-02")).unwrap();
     let log = work.path().join("lab-02-build.log");
-    let built = checker::run::build(&lab, &tc, false, &log).unwrap();
+    let built = checker::run::build(&lab, &tc, false, false, &log).unwrap();
     let out = fs::read_to_string(&log).unwrap();
     let leaked: Vec<_> = markers.iter().filter(|m| m.exists()).collect();
     for m in &leaked {

@@ -25,6 +25,11 @@ endif
 # ship the vmlinux it needs) would need pahole on the host; nothing here
 # reads a module's BTF.
 kbuild-args := M=$(CURDIR) CONFIG_DEBUG_INFO_BTF_MODULES=
+# `make KBUILD_PROBE_CACHE=<dir>`: the kernel Makefile's compiler probes
+# answered from <dir> (probes.mk; the checker's lab and watch runs).
+ifneq ($(KBUILD_PROBE_CACHE),)
+kbuild-args += --eval='include $(abspath $(dir $(lastword $(MAKEFILE_LIST))))/probes.mk'
+endif
 
 all:
 	$(MAKE) -C $(KDIR) $(kbuild-args) modules

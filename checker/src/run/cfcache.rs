@@ -8,7 +8,7 @@
 //! replays it instead of building.
 //!
 //! Only `checker lab` and `watch` use it ([`crate::run::LabOptions`]'s
-//! `compile_fail_cache`): `checker grade`, `run` and `fixtures` always
+//! `build_caches`): `checker grade`, `run` and `fixtures` always
 //! build, since grading must not trust a file a student's machine could
 //! hold. The cache lives in the checker's cache folder, which the build
 //! sandbox mounts read-only ([`crate::tools::sandbox`]): a build cannot

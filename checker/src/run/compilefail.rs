@@ -84,9 +84,15 @@ impl Build<'_> {
 
     /// Builds the lab's crate with the case at `case_path` compiled in, in
     /// the sandbox (which also reads the case, wherever it is); the full
-    /// output goes to `log`. Returns how the build ended and its output.
-    fn build(&self, case_path: &Path, log: &Path) -> Result<(Finished, String)> {
+    /// output goes to `log`; with `cache`, Kbuild's compiler probes are
+    /// answered from earlier builds. Returns how the build ended and its
+    /// output.
+    fn build(&self, case_path: &Path, log: &Path, cache: bool) -> Result<(Finished, String)> {
         let mut cmd = command(self.lab, self.tc, case_path, self.solution);
+        if cache {
+            let root = crate::tools::workspace::enclosing(&self.lab.dir);
+            crate::tools::exec::cache_probes(&mut cmd, &root, self.tc);
+        }
         cmd.env("CARGO_TERM_COLOR", "never");
         let mut sandbox = self.sandbox.clone();
         sandbox.readable.push(case_path.to_path_buf());
@@ -108,7 +114,7 @@ impl Build<'_> {
     ) -> Result<(Finished, String, bool)> {
         let case_path = self.case_path()?;
         let Some(cache) = cache else {
-            let (done, output) = self.build(&case_path, log)?;
+            let (done, output) = self.build(&case_path, log, false)?;
             return Ok((done, output, false));
         };
         let before = cache.key(&self.inputs(&case_path));
@@ -119,7 +125,7 @@ impl Build<'_> {
                 return Ok((done, output, true));
             }
         }
-        let (done, output) = self.build(&case_path, log)?;
+        let (done, output) = self.build(&case_path, log, true)?;
         if let Some(before) = before {
             if cache.key(&self.inputs(&case_path)).as_ref() == Some(&before) {
                 cache.keep(before, &done, &output);

@@ -61,10 +61,12 @@ pub struct LabOptions {
     /// (`vm::snapshot`): `checker lab` and `watch` unless `--cold` or
     /// `CHECKER_COLD_BOOT=1`; never the debug kernel.
     pub saved_guest: bool,
-    /// Replay compile-fail builds whose inputs are unchanged from the
-    /// cache ([`cfcache`]): `checker lab` and `watch` only, never
-    /// grading.
-    pub compile_fail_cache: bool,
+    /// Use the build caches of `checker lab` and `watch`, never of
+    /// grading: compile-fail builds whose inputs are unchanged replayed
+    /// ([`cfcache`]), the reference solution's modules reused while its
+    /// inputs are unchanged ([`refcache`]), Kbuild's compiler probes
+    /// answered from earlier builds (`kernel-crate/kbuild/probes.mk`).
+    pub build_caches: bool,
 }
 
 /// The flags of every command that boots guests: `--timeout`, `--accel`
@@ -97,7 +99,7 @@ impl GuestArgs {
             seed: None,
             reference: None,
             saved_guest: false,
-            compile_fail_cache: false,
+            build_caches: false,
         })
     }
 }
@@ -218,8 +220,16 @@ fn work_dir(root: Option<&Path>, lab: &Lab, solution: bool) -> PathBuf {
 }
 
 /// Builds the lab's modules with Kbuild in the [`Sandbox`] of its
-/// workspace; the log goes to `log`.
-pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<BuildOutcome> {
+/// workspace; the log goes to `log`. With `probes_cached` (`checker lab`,
+/// `watch`), Kbuild's compiler probes are answered from earlier builds
+/// ([`crate::tools::exec::cache_probes`]).
+pub fn build(
+    lab: &Lab,
+    tc: &Toolchain,
+    solution: bool,
+    probes_cached: bool,
+    log: &Path,
+) -> Result<BuildOutcome> {
     if let Some(dir) = log.parent() {
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
@@ -229,7 +239,10 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
     }
     let root = crate::tools::workspace::enclosing(&lab.dir);
     sandbox::fetch(&root);
-    let cmd = crate::tools::exec::make(&lab.dir, tc, solution);
+    let mut cmd = crate::tools::exec::make(&lab.dir, tc, solution);
+    if probes_cached {
+        crate::tools::exec::cache_probes(&mut cmd, &root, tc);
+    }
     let done = Sandbox::for_lab(&root, &lab.dir, lab.build_limits(), tc).run(&cmd, log)?;
     if vm::interrupted() {
         return Err(Interrupted.into());
@@ -269,7 +282,7 @@ pub fn build(lab: &Lab, tc: &Toolchain, solution: bool, log: &Path) -> Result<Bu
 /// modules to `dir`, for runs given `--reference dir`; the log goes to
 /// `log`.
 pub fn build_reference(lab: &Lab, tc: &Toolchain, dir: &Path, log: &Path) -> Result<()> {
-    let built = build(lab, tc, true, log)?;
+    let built = build(lab, tc, true, false, log)?;
     if !built.ok {
         anyhow::bail!(
             "{}: the reference solution does not build (the differential steps need it): see {}",
@@ -352,7 +365,7 @@ fn resolve(
     opts.saved_guest = req.saved_guest && !req.cold && !cold_boot_env();
     // The same runs that may restore a saved guest (`lab`, `watch`) may
     // replay compile-fail builds; `--cold` does not change a build.
-    opts.compile_fail_cache = req.saved_guest;
+    opts.build_caches = req.saved_guest;
     if wants_shipped {
         let abi = tc.abi.clone();
         opts.reference = Some(shipped_reference_for(
@@ -774,7 +787,7 @@ impl LabRun<'_> {
         // compile-fail step or the reference solution's build may use them.
         let compile_fail =
             (self.plan.host.iter()).any(|id| lab.config.steps[id.0].compile_fail().is_some());
-        let mut cache = (self.opts.compile_fail_cache && (compile_fail || self.builds_reference()))
+        let mut cache = (self.opts.build_caches && (compile_fail || self.builds_reference()))
             .then(|| cfcache::Session::open(root, self.tc))
             .flatten();
         let host = HostOptions {
@@ -806,7 +819,8 @@ impl LabRun<'_> {
         let lab = &self.lab;
         let ref_dir = self.reference_modules(cache, out)?;
         out.event(&Event::Build { reference: false });
-        let build = build(lab, self.tc, self.opts.solution, build_log)?;
+        let caches = self.opts.build_caches;
+        let build = build(lab, self.tc, self.opts.solution, caches, build_log)?;
         let reference_is_this = self.opts.solution && self.opts.reference.is_none();
         if build.ok && lab.has_differential() && reference_is_this {
             keep_modules(lab, &ref_dir)?;
@@ -925,7 +939,7 @@ impl LabRun<'_> {
             }
             out.event(&Event::Build { reference: true });
             let log = self.work.join("ref-build.log");
-            let built = build(lab, self.tc, true, &log)?;
+            let built = build(lab, self.tc, true, self.opts.build_caches, &log)?;
             out.event(&Event::Built {
                 reference: true,
                 ok: built.ok,

@@ -20,6 +20,16 @@ pub fn make(dir: &Path, tc: &Toolchain, solution: bool) -> Command {
     make_in(dir, &tc.kdir, tc.rust_target_dir.as_deref(), solution)
 }
 
+/// Has `cmd`, a [`make`] in the workspace `root`, answer Kbuild's compiler
+/// probes from the answers of earlier builds for `tc`, kept in its cargo
+/// target folder (`kernel-crate/kbuild/probes.mk`): `checker lab` and
+/// `watch` only, never grading, where a submission's build could write
+/// answers for the next.
+pub fn cache_probes(cmd: &mut Command, root: &Path, tc: &Toolchain) {
+    let dir = cargo_target_dir(root, tc).join("kbuild-probes");
+    cmd.arg(format!("KBUILD_PROBE_CACHE={}", dir.display()));
+}
+
 /// The cargo target folder of the modules `tc` builds in the workspace
 /// `root`: its `RUST_TARGET_DIR` (relative to `root`), else `root/target`.
 pub fn cargo_target_dir(root: &Path, tc: &Toolchain) -> PathBuf {
