@@ -6,8 +6,8 @@
 # cc-disable-warning, as-instr and ld-option. Every build of a module runs
 # the kernel Makefile's probes again, some 30 compiler runs of /dev/null:
 # 0.7-1.3 s of each build on two cores, the same answers every time. Here
-# each probe's command is looked up in a file of earlier answers (one
-# line each, `y COMMAND` or `n COMMAND`) and run only if it is not there.
+# each probe's command is looked up in a file of earlier answers, in make
+# itself, and run only if it is not there.
 #
 # The file is named after the compiler and linker binaries (inode, size,
 # time; an upgrade makes a new file) and the kernel tree, so an answer is
@@ -21,20 +21,31 @@ kbuild-probe-file = $(eval kbuild-probe-file := $(KBUILD_PROBE_CACHE)/probes-$(f
 	{ ls -lLi --time-style=+%s $$(command -v $(firstword $(CC)) $(firstword $(LD))); \
 	echo '$(CC) $(LD) $(abspath $(srctree))'; } 2>/dev/null | cksum)))$(kbuild-probe-file)
 
-override try-run = $(shell set -e;		\
-	file='$(kbuild-probe-file)';		\
-	key='$(subst ','\'',$(strip $(1)))';	\
-	said=;					\
-	if [ -r "$$file" ]; then		\
-		while IFS= read -r line; do	\
-			if [ "$${line#? }" = "$$key" ]; then said=$${line%% *}; break; fi; \
-		done < "$$file";		\
-	fi;					\
-	if [ -z "$$said" ]; then		\
-		TMP=$(TMPOUT)/tmp;		\
-		trap "rm -rf $(TMPOUT)" EXIT;	\
-		mkdir -p $(TMPOUT);		\
-		if ($(1)) >/dev/null 2>&1; then said=y; else said=n; fi; \
-		{ mkdir -p "$${file%/*}" && printf '%s %s\n' "$$said" "$$key" >>"$$file"; } 2>/dev/null || :; \
-	fi;					\
-	if [ "$$said" = y ]; then echo "$(2)"; else echo "$(3)"; fi)
+# Its answers, read once: one word a line (`y^COMMAND`, the command's
+# spaces made `^`), looked up with filter, no process started.
+kbuild-probe-words = $(eval kbuild-probe-words := $$(strip $$(if $$(wildcard $(kbuild-probe-file)),$\
+	$$(file <$(kbuild-probe-file)))))$(kbuild-probe-words)
+
+# Whether new answers can be written there (else they are not kept).
+kbuild-probe-writable = $(eval kbuild-probe-writable := $(shell mkdir -p $(KBUILD_PROBE_CACHE) \
+	2>/dev/null && test -w $(KBUILD_PROBE_CACHE) && echo y))$(kbuild-probe-writable)
+
+kbuild-probe-empty :=
+kbuild-probe-space := $(kbuild-probe-empty) $(kbuild-probe-empty)
+
+# $(call kbuild-probe,COMMAND,KEY): y or n, the answer kept for KEY, else
+# COMMAND's, run now (as try-run does) and kept.
+kbuild-probe = $(or $(firstword $(subst ^, ,$(firstword $(filter \
+	y^$(subst %,\%,$(2)) n^$(subst %,\%,$(2)),$(kbuild-probe-words))))),$\
+	$(call kbuild-probe-keep,$(call kbuild-probe-run,$(1)),$(2)))
+
+kbuild-probe-run = $(shell set -e;		\
+	TMP=$(TMPOUT)/tmp;			\
+	trap "rm -rf $(TMPOUT)" EXIT;		\
+	mkdir -p $(TMPOUT);			\
+	if ($(1)) >/dev/null 2>&1; then echo y; else echo n; fi)
+
+kbuild-probe-keep = $(if $(kbuild-probe-writable),$(file >>$(kbuild-probe-file),$(1)^$(2)))$(1)
+
+override try-run = $(if $(filter y,$(call kbuild-probe,$(1),$\
+	$(subst $(kbuild-probe-space),^,$(strip $(1))))),$(2),$(3))
