@@ -177,11 +177,11 @@ pub fn key(shared: &Shared, inputs: &Inputs) -> Result<String> {
 }
 
 /// The caches as one run uses them: the [`Shared`] part of the run's
-/// keys, hashed once, and the builds to keep (compile-fail builds, the
-/// reference solution's modules: [`crate::run::refcache`]). They are kept
+/// keys, hashed once, and the compile-fail builds to keep. They are kept
 /// at the end ([`Session::close`]), and only if the shared part is still
 /// the same then: a build's own inputs are hashed before and after it
-/// (`compilefail::Build::run_cached`), the shared ones once for all.
+/// (`compilefail::Build::run_cached`), the shared ones once for all. The
+/// run's other cache ([`crate::run::refcache`]) uses the same shared part.
 pub struct Session<'a> {
     dir: PathBuf,
     root: &'a Path,
@@ -189,8 +189,6 @@ pub struct Session<'a> {
     rustc: String,
     shared: Shared,
     kept: Vec<(String, Finished, String)>,
-    /// The reference modules to keep: key, modules, their folder.
-    references: Vec<(String, Vec<String>, PathBuf)>,
 }
 
 impl<'a> Session<'a> {
@@ -211,7 +209,6 @@ impl<'a> Session<'a> {
             rustc,
             shared,
             kept: Vec::new(),
-            references: Vec::new(),
         })
     }
 
@@ -223,12 +220,6 @@ impl<'a> Session<'a> {
     /// The workspace root and toolchain of the run.
     pub fn toolchain(&self) -> (&'a Path, &'a Toolchain) {
         (self.root, self.tc)
-    }
-
-    /// Keeps the reference solution's `modules`, in the folder `from`, as
-    /// the entry `key` of [`crate::run::refcache`] at the end of the run.
-    pub fn keep_reference(&mut self, key: String, modules: &[String], from: &Path) {
-        (self.references).push((key, modules.to_vec(), from.to_path_buf()));
     }
 
     /// The key of the build of `inputs` in this run.
@@ -247,23 +238,22 @@ impl<'a> Session<'a> {
     }
 
     /// Stores the builds kept, if the shared part did not change while
-    /// they ran (a save in the kernel crate meanwhile).
-    pub fn close(self) {
-        if self.kept.is_empty() && self.references.is_empty() {
-            return;
+    /// they ran (a save in the kernel crate meanwhile). Returns whether it
+    /// did not, asked also when nothing was kept if `more`: the caller
+    /// has entries of its own to keep.
+    pub fn close(self, more: bool) -> bool {
+        if self.kept.is_empty() && !more {
+            return true;
         }
         let now = Shared::of(self.root, self.tc, &self.rustc).ok();
         if now.as_ref() != Some(&self.shared) {
-            return;
+            return false;
         }
-        // A cache that cannot be written only costs the next run a build.
         for (key, done, log) in &self.kept {
+            // A cache that cannot be written only costs the next run a build.
             let _ = store(&self.dir, key, done, log);
         }
-        let references = crate::run::refcache::dir(&self.tc.cache);
-        for (key, modules, from) in &self.references {
-            let _ = crate::run::refcache::store(&references, key, modules, from);
-        }
+        true
     }
 }
 
@@ -545,7 +535,7 @@ mod tests {
         assert_eq!(k, key_of(root, false, "rustc 1.95", &tc));
         session.keep(k.clone(), &done, "error[E0277]");
         assert!(session.load(&k).is_none(), "not before the end");
-        session.close();
+        assert!(session.close(false));
         assert_eq!(load(&super::dir(&cache), &k).unwrap().1, "error[E0277]");
 
         let mut session = Session::with_rustc(root, &tc, "rustc 1.95".into()).unwrap();
@@ -555,7 +545,7 @@ mod tests {
         });
         session.keep(k2.clone().unwrap(), &done, "log");
         fs::write(root.join("kernel-crate/src/lib.rs"), "// saved meanwhile").unwrap();
-        session.close();
+        assert!(!session.close(false));
         assert!(load(&super::dir(&cache), &k2.unwrap()).is_none());
     }
 

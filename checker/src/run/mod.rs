@@ -666,6 +666,10 @@ fn run_host_command(
     Ok((done, output))
 }
 
+/// The run's cache session and where the reference build puts the key
+/// of the modules to keep in [`refcache`] at the end of the run.
+type RefCache<'s, 'a> = (&'s cfcache::Session<'a>, &'s mut Option<String>);
+
 /// One lab run under way: what every phase needs.
 struct LabRun<'a> {
     root: Option<&'a Path>,
@@ -795,9 +799,18 @@ impl LabRun<'_> {
             cache: cache.as_mut(),
         };
         let host_steps = run_host_steps(root, lab, &self.plan, self.tc, host, &self.work, out)?;
-        let built = self.build_modules(&build_log, cache.as_mut(), out);
+        let mut keep: Option<String> = None;
+        let built = self.build_modules(&build_log, cache.as_ref().map(|c| (c, &mut keep)), out);
         if let Some(cache) = cache {
-            cache.close();
+            let more = keep.is_some();
+            if cache.close(more) {
+                if let Some(key) = keep {
+                    // A cache that cannot be written only costs the next run a build.
+                    let dir = refcache::dir(&self.tc.cache);
+                    let ref_dir = self.work.join("ref");
+                    let _ = refcache::store(&dir, &key, &lab.config.modules, &ref_dir);
+                }
+            }
         }
         let (build, ref_dir) = built?;
         if !build.ok {
@@ -813,7 +826,7 @@ impl LabRun<'_> {
     fn build_modules(
         &self,
         build_log: &Path,
-        cache: Option<&mut cfcache::Session>,
+        cache: Option<RefCache<'_, '_>>,
         out: &mut dyn Reporter,
     ) -> Result<(BuildOutcome, PathBuf)> {
         let lab = &self.lab;
@@ -905,10 +918,11 @@ impl LabRun<'_> {
     /// differential steps: given (`--reference`), or built here first, so
     /// that the student's build is what stays in the lab folder. With
     /// `cache` (`checker lab`, `watch`), modules built from the same
-    /// inputs before are taken from [`refcache`] instead.
+    /// inputs before are taken from [`refcache`] instead, and the key of
+    /// those built here is set, to keep them at the end of the run.
     fn reference_modules(
         &self,
-        cache: Option<&mut cfcache::Session>,
+        cache: Option<RefCache<'_, '_>>,
         out: &mut dyn Reporter,
     ) -> Result<PathBuf> {
         let lab = &self.lab;
@@ -925,7 +939,7 @@ impl LabRun<'_> {
                 let (root, tc) = cache.toolchain();
                 refcache::key(cache.shared(), lab, root, tc)
             };
-            let before = cache.as_deref().and_then(key);
+            let before = cache.as_ref().and_then(|(c, _)| key(c));
             let modules = &lab.config.modules;
             if let Some(k) = &before {
                 if refcache::load(&refcache::dir(&self.tc.cache), k, modules, &ref_dir) {
@@ -955,9 +969,9 @@ impl LabRun<'_> {
             }
             keep_modules(lab, &ref_dir)?;
             // Kept only if what it read did not change while it built.
-            if let (Some(cache), Some(before)) = (cache, before) {
+            if let (Some((cache, keep)), Some(before)) = (cache, before) {
                 if key(cache).as_ref() == Some(&before) {
-                    cache.keep_reference(before, modules, &ref_dir);
+                    *keep = Some(before);
                 }
             }
         }
