@@ -63,7 +63,7 @@ impl Linux {
 
 /// The series a host that is not Debian (Ubuntu, Gradescope's images)
 /// builds for and boots without `--guest`: the current Debian stable's,
-/// from bookworm-backports there (see [`fetch`]).
+/// from bookworm-backports there (see [`ensure_cached`]).
 pub const ELSEWHERE: Linux = Linux::V6_12;
 
 /// The kernel ABI of the host's series: on Debian the one its installed
