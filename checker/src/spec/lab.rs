@@ -1593,22 +1593,31 @@ run = "insmod /lab/m.ko"
 
     /// A lab of three steps, the second per kernel, in `dir/lab-00`
     /// with the snapshot files `files` (names in `expected/`).
-    fn per_kernel_lab(dir: &Path, files: &[&str]) -> Result<Lab> {
+    /// A lab `lab-00` in `dir` whose `lab.toml` has `steps`, with a
+    /// snapshot file of each of `files` in its `expected/`.
+    fn lab_with_snapshots(dir: &Path, steps: &str, files: &[&str]) -> Result<Lab> {
         let lab_dir = dir.join("lab-00");
         std::fs::create_dir_all(lab_dir.join("expected")).unwrap();
         std::fs::write(
             lab_dir.join("lab.toml"),
-            "title='t'\nchapter='c.md'\nmodules=['m']\n\
-             [[step]]\nname='load'\nrun='insmod /lab/m.ko'\n\
-             [[step]]\nname='limits'\nrun='cat /sys/block/x/queue/optimal_io_size'\n\
-             per_kernel='6.12 sets no io_opt when NOWS is 0'\n\
-             [[step]]\nname='unload'\nrun='rmmod m'\n",
+            format!("title='t'\nchapter='c.md'\nmodules=['m']\n{steps}"),
         )
         .unwrap();
         for f in files {
             std::fs::write(lab_dir.join("expected").join(f), "x\n").unwrap();
         }
         Lab::load(&lab_dir)
+    }
+
+    fn per_kernel_lab(dir: &Path, files: &[&str]) -> Result<Lab> {
+        lab_with_snapshots(
+            dir,
+            "[[step]]\nname='load'\nrun='insmod /lab/m.ko'\n\
+             [[step]]\nname='limits'\nrun='cat /sys/block/x/queue/optimal_io_size'\n\
+             per_kernel='6.12 sets no io_opt when NOWS is 0'\n\
+             [[step]]\nname='unload'\nrun='rmmod m'\n",
+            files,
+        )
     }
 
     #[test]
@@ -1646,21 +1655,14 @@ run = "insmod /lab/m.ko"
     }
 
     fn per_qemu_lab(dir: &Path, files: &[&str]) -> Result<Lab> {
-        let lab_dir = dir.join("lab-00");
-        std::fs::create_dir_all(lab_dir.join("expected")).unwrap();
-        std::fs::write(
-            lab_dir.join("lab.toml"),
-            "title='t'\nchapter='c.md'\nmodules=['m']\n\
-             [[step]]\nname='limits'\nrun='cat /sys/block/x/queue/max_discard_segments'\n\
+        lab_with_snapshots(
+            dir,
+            "[[step]]\nname='limits'\nrun='cat /sys/block/x/queue/max_discard_segments'\n\
              per_kernel='6.12 reads DMRL'\nper_qemu='QEMU 10 reports DMRL 255'\n\
              [[step]]\nname='identify'\nrun='nvmetest ioctl'\nper_qemu='QEMU 10 sets more ONCS bits'\n\
              [[step]]\nname='unload'\nrun='rmmod m'\n",
+            files,
         )
-        .unwrap();
-        for f in files {
-            std::fs::write(lab_dir.join("expected").join(f), "x\n").unwrap();
-        }
-        Lab::load(&lab_dir)
     }
 
     #[test]
